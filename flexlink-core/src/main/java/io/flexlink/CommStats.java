@@ -1,0 +1,79 @@
+package io.flexlink;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A snapshot of what a communicator has done: per path, the bytes it moved and the time it took; the
+ * share each auxiliary path has per collective and size bucket; and the balancer's decisions.
+ */
+public final class CommStats {
+    /** One path's totals. */
+    public static final class PathTotals {
+        private final String path;
+        private final long calls;
+        private final long bytes;
+        private final double seconds;
+
+        public PathTotals(String path, long calls, long bytes, double seconds) {
+            this.path = path;
+            this.calls = calls;
+            this.bytes = bytes;
+            this.seconds = seconds;
+        }
+
+        public String path() {
+            return path;
+        }
+
+        /** Calls in which this path carried elements. */
+        public long calls() {
+            return calls;
+        }
+
+        /** Bytes of the user's buffers this path carried (per rank). */
+        public long bytes() {
+            return bytes;
+        }
+
+        /** Measured time of this path's work, summed over the calls that were timed. */
+        public double seconds() {
+            return seconds;
+        }
+
+        @Override
+        public String toString() {
+            return path + ": " + calls + " calls, " + bytes + " B, " + String.format("%.6f", seconds) + " s";
+        }
+    }
+
+    private final List<PathTotals> paths;
+    private final Map<String, Map<String, Double>> shares;
+    private final List<String> history;
+
+    public CommStats(List<PathTotals> paths, Map<String, Map<String, Double>> shares, List<String> history) {
+        this.paths = Collections.unmodifiableList(paths);
+        this.shares = Collections.unmodifiableMap(shares);
+        this.history = Collections.unmodifiableList(history);
+    }
+
+    public List<PathTotals> paths() {
+        return paths;
+    }
+
+    /** Share of each auxiliary path keyed by {@code collective/bucket} (for example {@code all_reduce/64M}). */
+    public Map<String, Map<String, Double>> shares() {
+        return shares;
+    }
+
+    /** The balancer's decisions, oldest first. */
+    public List<String> history() {
+        return history;
+    }
+
+    @Override
+    public String toString() {
+        return "CommStats" + paths + " shares=" + shares;
+    }
+}

@@ -1,0 +1,23 @@
+package io.flexlink.balance;
+
+import io.flexlink.Collective;
+import java.util.List;
+import java.util.Map;
+
+/** Shares fixed by configuration ({@code flexlink.share=pcie=0.25}), the same for every call. */
+public final class FixedShares implements ShareProvider {
+    private final double[] fixed;
+
+    /** @param auxPaths the auxiliary paths in the communicator's order */
+    public FixedShares(List<String> auxPaths, Map<String, Double> shares) {
+        fixed = new double[auxPaths.size()];
+        for (int i = 0; i < fixed.length; i++) {
+            fixed[i] = shares.getOrDefault(auxPaths.get(i), 0.0);
+        }
+    }
+
+    @Override
+    public void shares(Collective collective, long bytes, double[] fractions) {
+        System.arraycopy(fixed, 0, fractions, 0, fixed.length);
+    }
+}

@@ -1,0 +1,42 @@
+package io.flexlink.comm;
+
+import io.flexlink.CommStats;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/** Bytes and calls per path, counted without allocating. */
+final class PathCounters {
+    private final List<String> names;
+    private final long[] calls;
+    private final long[] bytes;
+    private final double[] seconds;
+
+    PathCounters(List<String> names) {
+        this.names = Collections.unmodifiableList(new ArrayList<>(names));
+        this.calls = new long[names.size()];
+        this.bytes = new long[names.size()];
+        this.seconds = new double[names.size()];
+    }
+
+    List<String> names() {
+        return names;
+    }
+
+    synchronized void add(int path, long b) {
+        calls[path]++;
+        bytes[path] += b;
+    }
+
+    synchronized void addTime(int path, double s) {
+        seconds[path] += s;
+    }
+
+    synchronized List<CommStats.PathTotals> totals() {
+        List<CommStats.PathTotals> out = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            out.add(new CommStats.PathTotals(names.get(i), calls[i], bytes[i], seconds[i]));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,296 @@
+package io.flexlink.config;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Every FlexLink setting, declared once. A value comes from, in order: an explicit override
+ * ({@link Builder#set}), the Java system property ({@code -Dflexlink.chunkBytes=8M}), the environment
+ * variable ({@code FLEXLINK_CHUNK_BYTES=8M}), the default. {@code docs/configuration.md} lists them and
+ * a test keeps it in step with this class.
+ */
+public final class FlexLinkConfig {
+    private static final List<Setting<?>> ALL = new ArrayList<>();
+
+    /** Which runtime to use. */
+    public static final Setting<String> BACKEND = define("flexlink.backend", "auto",
+            "Runtime backend: `auto` (CUDA when a GPU and the CUDA libraries load, else host), `host` or `cuda`.",
+            s -> oneOf("flexlink.backend", s, "auto", "host", "cuda"));
+
+    /** The paths a communicator may use. */
+    public static final Setting<List<String>> PATHS = define("flexlink.paths", "primary,pcie",
+            "Comma-separated paths a communicator may split buffers over: `primary` (NCCL, or a host-memory ring "
+                    + "on the host backend), `pcie` (pinned host staging), `nvshmem` (GPU-initiated RDMA). Leaving out "
+                    + "`primary` sends everything over the other paths.",
+            FlexLinkConfig::parsePaths);
+
+    /** Fixed shares, or {@code auto} for the balancer. */
+    public static final Setting<Map<String, Double>> SHARE = define("flexlink.share", "auto",
+            "Fraction of each collective's elements given to each auxiliary path, e.g. `pcie=0.25` or "
+                    + "`pcie=0.2,nvshmem=0.1`; the primary path takes the rest. `auto` lets the balancer choose.",
+            FlexLinkConfig::parseShares);
+
+    /** Staging chunk size. */
+    public static final Setting<Long> CHUNK_BYTES = define("flexlink.chunkBytes", "4M",
+            "Bytes per pipelined chunk, and per staging slot, of the staged paths (PCIe path and host ring).",
+            s -> positive("flexlink.chunkBytes", ByteSizes.parse(s)));
+
+    /** Slots per producer. */
+    public static final Setting<Integer> SLOTS = define("flexlink.slots", "4",
+            "Staging slots per producer (at least 2, so that copies into one slot overlap reads of another).",
+            s -> atLeast("flexlink.slots", Integer.parseInt(s), 2));
+
+    /** Size below which calls stay on the primary path. */
+    public static final Setting<Long> MIN_SPLIT_BYTES = define("flexlink.minSplitBytes", "1M",
+            "Collectives smaller than this many bytes (per rank's buffer) use the primary path alone, "
+                    + "whatever the shares say.",
+            ByteSizes::parse);
+
+    /** Devices of the host backend. */
+    public static final Setting<Integer> HOST_DEVICES = define("flexlink.host.devices", "8",
+            "Number of emulated devices the host backend offers.",
+            s -> atLeast("flexlink.host.devices", Integer.parseInt(s), 1));
+
+    /** How long creating a communicator may wait for its peers. */
+    public static final Setting<Duration> INIT_TIMEOUT = define("flexlink.initTimeout", "120s",
+            "How long communicator creation waits for every rank to arrive before failing with the missing ranks named.",
+            FlexLinkConfig::parseDuration);
+
+    private final Map<Setting<?>, String> overrides;
+    private final Function<String, String> env;
+    private final Map<Setting<?>, Object> cache = new HashMap<>();
+
+    private FlexLinkConfig(Map<Setting<?>, String> overrides, Function<String, String> env) {
+        this.overrides = overrides;
+        this.env = env;
+    }
+
+    private static <T> Setting<T> define(String property, String def, String doc, Function<String, T> parser) {
+        Setting<T> s = new Setting<>(property, def, doc, parser);
+        ALL.add(s);
+        return s;
+    }
+
+    /** Every setting, in declaration order. */
+    public static List<Setting<?>> settings() {
+        return Collections.unmodifiableList(ALL);
+    }
+
+    /** The configuration of this process: system properties, then environment, then defaults. */
+    public static FlexLinkConfig fromEnvironment() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A copy of this configuration with {@code setting} set to {@code value}. */
+    public FlexLinkConfig with(Setting<?> setting, String value) {
+        Map<Setting<?>, String> o = new LinkedHashMap<>(overrides);
+        o.put(setting, value);
+        return new FlexLinkConfig(o, env);
+    }
+
+    /** The typed value of {@code setting}. */
+    @SuppressWarnings("unchecked")
+    public synchronized <T> T get(Setting<T> setting) {
+        Object v = cache.get(setting);
+        if (v == null) {
+            String text = raw(setting);
+            try {
+                v = setting.parse(text);
+            } catch (FlexLinkException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT,
+                        setting.property() + " (" + setting.env() + "): cannot use '" + text + "': " + e.getMessage());
+            }
+            cache.put(setting, v);
+        }
+        return (T) v;
+    }
+
+    /** The text value of {@code setting} and where it came from is not kept; this is the text itself. */
+    public String raw(Setting<?> setting) {
+        String v = overrides.get(setting);
+        if (v == null) {
+            v = System.getProperty(setting.property());
+        }
+        if (v == null) {
+            v = env.apply(setting.env());
+        }
+        return v == null ? setting.defaultValue() : v;
+    }
+
+    public String backend() {
+        return get(BACKEND);
+    }
+
+    public List<String> paths() {
+        return get(PATHS);
+    }
+
+    /** Fixed shares per auxiliary path; empty when the balancer chooses ({@code auto}). */
+    public Map<String, Double> shares() {
+        return get(SHARE);
+    }
+
+    public long chunkBytes() {
+        return get(CHUNK_BYTES);
+    }
+
+    public int slots() {
+        return get(SLOTS);
+    }
+
+    public long minSplitBytes() {
+        return get(MIN_SPLIT_BYTES);
+    }
+
+    public int hostDevices() {
+        return get(HOST_DEVICES);
+    }
+
+    public Duration initTimeout() {
+        return get(INIT_TIMEOUT);
+    }
+
+    /** Builds a configuration with explicit overrides. */
+    public static final class Builder {
+        private final Map<Setting<?>, String> overrides = new LinkedHashMap<>();
+        private Function<String, String> env = System::getenv;
+
+        public Builder set(Setting<?> setting, String value) {
+            overrides.put(setting, value);
+            return this;
+        }
+
+        /** Replaces the environment (tests). */
+        public Builder environment(Map<String, String> environment) {
+            Map<String, String> copy = new HashMap<>(environment);
+            this.env = copy::get;
+            return this;
+        }
+
+        public FlexLinkConfig build() {
+            return new FlexLinkConfig(new LinkedHashMap<>(overrides), env);
+        }
+    }
+
+    // ---- parsers ----
+
+    private static String oneOf(String name, String v, String... allowed) {
+        String l = v.toLowerCase(Locale.ROOT);
+        for (String a : allowed) {
+            if (a.equals(l)) {
+                return a;
+            }
+        }
+        throw new FlexLinkException(Result.INVALID_ARGUMENT,
+                name + ": '" + v + "' is not one of " + String.join("|", allowed));
+    }
+
+    private static long positive(String name, long v) {
+        if (v <= 0) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, name + ": must be positive, got " + v);
+        }
+        return v;
+    }
+
+    private static int atLeast(String name, int v, int min) {
+        if (v < min) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, name + ": must be at least " + min + ", got " + v);
+        }
+        return v;
+    }
+
+    /** Known path names. */
+    public static final List<String> PATH_NAMES = List.of("primary", "pcie", "nvshmem");
+
+    static List<String> parsePaths(String s) {
+        List<String> out = new ArrayList<>();
+        for (String p : s.split(",")) {
+            String n = p.trim().toLowerCase(Locale.ROOT);
+            if (n.isEmpty() || out.contains(n)) {
+                continue;
+            }
+            if (!PATH_NAMES.contains(n)) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT,
+                        "flexlink.paths: unknown path '" + p.trim() + "' (known: " + PATH_NAMES + ")");
+            }
+            out.add(n);
+        }
+        if (out.isEmpty()) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.paths: no path given");
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    static Map<String, Double> parseShares(String s) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        if (s.isEmpty() || s.equalsIgnoreCase("auto")) {
+            return Collections.unmodifiableMap(out);
+        }
+        double sum = 0;
+        for (String part : s.split(",")) {
+            String[] kv = part.split("=");
+            if (kv.length != 2) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT,
+                        "flexlink.share: expected path=fraction, got '" + part.trim() + "'");
+            }
+            String path = kv[0].trim().toLowerCase(Locale.ROOT);
+            if (!PATH_NAMES.contains(path) || path.equals("primary")) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT,
+                        "flexlink.share: '" + path + "' is not an auxiliary path (pcie, nvshmem)");
+            }
+            double f = Double.parseDouble(kv[1].trim());
+            if (!(f >= 0 && f <= 1)) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT,
+                        "flexlink.share: share of " + path + " must be in [0, 1], got " + kv[1].trim());
+            }
+            out.put(path, f);
+            sum += f;
+        }
+        if (sum > 1 + 1e-9) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.share: shares add up to " + sum + " > 1");
+        }
+        return Collections.unmodifiableMap(out);
+    }
+
+    static Duration parseDuration(String s) {
+        String t = s.trim().toLowerCase(Locale.ROOT);
+        if (t.equals("0") || t.equals("off") || t.equals("none")) {
+            return Duration.ZERO;
+        }
+        long mult;
+        String num;
+        if (t.endsWith("ms")) {
+            mult = 1;
+            num = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("s")) {
+            mult = 1000;
+            num = t.substring(0, t.length() - 1);
+        } else if (t.endsWith("m")) {
+            mult = 60_000;
+            num = t.substring(0, t.length() - 1);
+        } else {
+            mult = 1000;
+            num = t;
+        }
+        long v = Long.parseLong(num.trim());
+        if (v < 0) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "duration must not be negative: " + s);
+        }
+        return Duration.ofMillis(v * mult);
+    }
+}

@@ -1,0 +1,48 @@
+package io.flexlink.path;
+
+import io.flexlink.Collective;
+import io.flexlink.DataType;
+import io.flexlink.ReduceOp;
+import io.flexlink.runtime.RuntimeStream;
+
+/**
+ * One rank's view of one collective call, after validation. A communicator reuses a single instance,
+ * so that a steady-state call allocates nothing. Counts are elements; for AllGather {@code count} is the
+ * per-rank send count and for ReduceScatter the per-rank receive count, so that every collective is
+ * split over the same range {@code [0, count)}.
+ */
+public final class CollectiveCall {
+    public Collective collective;
+    public long send;
+    public long recv;
+    public long count;
+    public DataType type;
+    public ReduceOp op;
+    public int root;
+    public RuntimeStream stream;
+
+    public CollectiveCall set(Collective collective, long send, long recv, long count, DataType type, ReduceOp op,
+                              int root, RuntimeStream stream) {
+        this.collective = collective;
+        this.send = send;
+        this.recv = recv;
+        this.count = count;
+        this.type = type;
+        this.op = op;
+        this.root = root;
+        this.stream = stream;
+        return this;
+    }
+
+    /** Bytes of one rank's buffer that the call moves: count times element size (times ranks for gathers). */
+    public long bytes(int ranks) {
+        long b = count * type.size();
+        return collective == Collective.ALL_GATHER || collective == Collective.REDUCE_SCATTER ? b * ranks : b;
+    }
+
+    @Override
+    public String toString() {
+        return collective + "(count=" + count + ", " + type + (collective.reduces() ? ", " + op : "")
+                + ((collective == Collective.BROADCAST || collective == Collective.REDUCE) ? ", root=" + root : "") + ")";
+    }
+}

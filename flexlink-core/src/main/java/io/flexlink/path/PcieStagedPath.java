@@ -1,0 +1,282 @@
+package io.flexlink.path;
+
+import io.flexlink.Collective;
+import io.flexlink.DataType;
+import io.flexlink.ReduceOp;
+import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.Scratch;
+import io.flexlink.sync.Staging;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The PCIe path: every byte goes device → pinned host slot → device, chunk by chunk, through
+ * {@link Staging}. Algorithms are write-once/read-by-all: a producer copies a chunk to its slot once
+ * and every consumer that needs it reads it from there (no ring through host memory), which keeps
+ * the device-to-host traffic of each GPU at its minimum and the latency at one hop.
+ *
+ * <ul>
+ *   <li>AllGather, Broadcast: producers send their chunks once to all consumers.</li>
+ *   <li>ReduceScatter: each rank sends owner {@code j} its part of segment {@code j}; the owner reduces
+ *       the contributions in a fixed order and is the only rank that computes those elements.</li>
+ *   <li>AllReduce: ReduceScatter, then each owner sends its reduced segment to all (so every rank holds
+ *       bit-identical results); Reduce: the same, to the root only.</li>
+ * </ul>
+ *
+ * Each rank uses a send stream (device → host, waits for empty slots) and a receive stream (waits for
+ * full slots, host → device copies and reductions), so both PCIe directions are busy at once.
+ * Consumers read producers in the order {@code rank-1, rank-2, ...} and producers serve owners in the
+ * order {@code rank+1, rank+2, ...}: chunk {@code (c, t)} is then the same position in every stream's
+ * order, which rules out deadlock for any number of slots ≥ 1.
+ */
+public final class PcieStagedPath implements Path {
+    private static final Logger LOG = LoggerFactory.getLogger(PcieStagedPath.class);
+
+    private final Backend backend;
+    private final Staging staging;
+    private final int rank;
+    private final int size;
+    private final int device;
+    private final RuntimeStream sendStream;
+    private final RuntimeStream recvStream;
+    private final RuntimeStream[] streams;
+    private final Runnable onAbort;
+    private final Scratch scratch;
+    private boolean closed;
+
+    /**
+     * @param onAbort releases streams blocked on this path's counters (backend-specific)
+     */
+    public PcieStagedPath(Backend backend, Staging staging, int rank, int size, int device, Runnable onAbort) {
+        this.backend = backend;
+        this.staging = staging;
+        this.rank = rank;
+        this.size = size;
+        this.device = device;
+        this.onAbort = onAbort;
+        this.sendStream = backend.createStream(device, "pcie.send.r" + rank);
+        this.recvStream = backend.createStream(device, "pcie.recv.r" + rank);
+        this.streams = new RuntimeStream[] {sendStream, recvStream};
+        this.scratch = new Scratch(backend, device);
+        LOG.debug("PATH pcie rank {}/{} device {}: staging {}", rank, size, device, staging.layout().describe());
+    }
+
+    @Override
+    public String name() {
+        return "pcie";
+    }
+
+    @Override
+    public RuntimeStream[] streams() {
+        return streams;
+    }
+
+    @Override
+    public void enqueue(CollectiveCall call, long offset, long length) {
+        int sz = call.type.size();
+        switch (call.collective) {
+            case ALL_GATHER:
+                gather(call, allRanks(), offset, length, sz);
+                break;
+            case BROADCAST:
+                gather(call, 1L << call.root, offset, length, sz);
+                break;
+            case ALL_REDUCE:
+            case REDUCE_SCATTER:
+            case REDUCE:
+                scatterReduce(call, offset, length, sz);
+                break;
+            default:
+                throw new IllegalStateException("pcie: " + call.collective);
+        }
+    }
+
+    private long allRanks() {
+        return size == 64 ? -1L : (1L << size) - 1;
+    }
+
+    private static long chunks(long elements, long chunkElements) {
+        return (elements + chunkElements - 1) / chunkElements;
+    }
+
+    // ---- AllGather and Broadcast: producers send once, consumers read ----
+
+    /** Destination of producer {@code p}'s slice element 0 on this rank. */
+    private static long gatherDst(CollectiveCall call, int p, long offset, int sz) {
+        return call.collective == Collective.ALL_GATHER
+                ? call.recv + ((long) p * call.count + offset) * sz
+                : call.recv + offset * sz;
+    }
+
+    private void gather(CollectiveCall call, long producers, long offset, long length, int sz) {
+        long ce = staging.chunkElements(call.type);
+        long nChunks = chunks(length, ce);
+        long src = call.send + offset * sz;
+        boolean producing = (producers & (1L << rank)) != 0;
+        if (producing) {
+            long consumers = allRanks() & ~(1L << rank);
+            for (long c = 0; c < nChunks; c++) {
+                long cs = c * ce;
+                long cl = Math.min(ce, length - cs);
+                staging.send(sendStream, c, src + cs * sz, cl * sz, consumers);
+            }
+            long own = gatherDst(call, rank, offset, sz);
+            if (own != src) {
+                recvStream.copy(own, src, length * sz);
+            }
+        }
+        for (long c = 0; c < nChunks; c++) {
+            long cs = c * ce;
+            long cl = Math.min(ce, length - cs);
+            for (int t = 0; t < size - 1; t++) {
+                int p = Math.floorMod(rank - 1 - t, size);
+                if ((producers & (1L << p)) != 0) {
+                    staging.receiveCopy(recvStream, p, c, gatherDst(call, p, offset, sz) + cs * sz, cl * sz);
+                }
+            }
+        }
+        for (int p = 0; p < size; p++) {
+            if ((producers & (1L << p)) != 0) {
+                staging.advance(p, nChunks);
+            }
+        }
+    }
+
+    // ---- ReduceScatter, AllReduce, Reduce: owners reduce their segment ----
+
+    /** First element of owner {@code j}'s segment, relative to the path's range. */
+    private long segmentStart(CollectiveCall call, long length, int j) {
+        return call.collective == Collective.REDUCE_SCATTER ? 0 : Math.min(length, j * segmentLength(call, length));
+    }
+
+    private long segmentLength(CollectiveCall call, long length) {
+        if (call.collective == Collective.REDUCE_SCATTER) {
+            return length;
+        }
+        long align = Math.max(1, 256 / call.type.size());
+        long per = (length + size - 1) / size;
+        return (per + align - 1) / align * align;
+    }
+
+    private long segmentEnd(CollectiveCall call, long length, int j) {
+        return call.collective == Collective.REDUCE_SCATTER ? length
+                : Math.min(length, (j + 1) * segmentLength(call, length));
+    }
+
+    /** Address of this rank's input for owner {@code j}'s segment. */
+    private long input(CollectiveCall call, long offset, long length, int j, int sz) {
+        if (call.collective == Collective.REDUCE_SCATTER) {
+            return call.send + ((long) j * call.count + offset) * sz;
+        }
+        return call.send + (offset + segmentStart(call, length, j)) * sz;
+    }
+
+    /** Where owner {@code j} (this rank) accumulates its segment. */
+    private long ownOutput(CollectiveCall call, long offset, long length, int sz) {
+        if (call.collective == Collective.REDUCE_SCATTER) {
+            return call.recv + offset * sz;
+        }
+        if (call.collective == Collective.REDUCE && rank != call.root) {
+            return scratch.ensure(segmentLength(call, length) * sz);
+        }
+        return call.recv + (offset + segmentStart(call, length, rank)) * sz;
+    }
+
+    private void scatterReduce(CollectiveCall call, long offset, long length, int sz) {
+        DataType type = call.type;
+        ReduceOp op = call.op;
+        long ce = staging.chunkElements(type);
+        long nChunks = chunks(segmentLength(call, length), ce);
+        int n = size;
+        long rsItems = nChunks * (n - 1);
+        // producer side: my contribution to every other owner's segment
+        for (long c = 0; c < nChunks; c++) {
+            for (int t = 0; t < n - 1; t++) {
+                int j = (rank + 1 + t) % n;
+                long segLen = segmentEnd(call, length, j) - segmentStart(call, length, j);
+                long cs = Math.min(c * ce, segLen);
+                long cl = Math.min(ce, segLen - cs);
+                staging.send(sendStream, c * (n - 1) + t, input(call, offset, length, j, sz) + cs * sz, cl * sz, 1L << j);
+            }
+        }
+        // consumer side: reduce my segment, contributions in the order rank-1, rank-2, ...
+        long myLen = segmentEnd(call, length, rank) - segmentStart(call, length, rank);
+        long own = input(call, offset, length, rank, sz);
+        long out = ownOutput(call, offset, length, sz);
+        boolean distribute = n > 1 && call.collective != Collective.REDUCE_SCATTER;
+        boolean toRoot = call.collective == Collective.REDUCE;
+        int localBase = staging.localSignals();
+        for (long c = 0; c < nChunks; c++) {
+            long cs = Math.min(c * ce, myLen);
+            long cl = Math.min(ce, myLen - cs);
+            long dst = out + cs * sz;
+            long mine = own + cs * sz;
+            if (n == 1 && dst != mine && cl > 0) {
+                recvStream.copy(dst, mine, cl * sz);
+            }
+            for (int t = 0; t < n - 1; t++) {
+                int p = Math.floorMod(rank - 1 - t, n);
+                ReduceOp step = op == ReduceOp.AVG && t < n - 2 ? ReduceOp.SUM : op;
+                staging.receiveReduce(recvStream, p, c * (n - 1) + t, dst, t == 0 ? mine : dst, cl, type, step, n);
+            }
+            if (distribute) {
+                staging.signalLocal(recvStream);
+            }
+        }
+        for (int p = 0; p < n; p++) {
+            staging.advance(p, rsItems);
+        }
+        if (!distribute) {
+            return;
+        }
+        // distribution: each owner sends its reduced segment to everyone (AllReduce) or to the root (Reduce)
+        long consumers = toRoot ? 1L << call.root : allRanks() & ~(1L << rank);
+        boolean sending = !toRoot || rank != call.root;
+        if (sending) {
+            for (long c = 0; c < nChunks; c++) {
+                long cs = Math.min(c * ce, myLen);
+                long cl = Math.min(ce, myLen - cs);
+                staging.waitLocal(sendStream, localBase + (int) c + 1);
+                staging.send(sendStream, c, out + cs * sz, cl * sz, consumers);
+            }
+        }
+        if (!toRoot || rank == call.root) {
+            for (long c = 0; c < nChunks; c++) {
+                for (int t = 0; t < n - 1; t++) {
+                    int p = Math.floorMod(rank - 1 - t, n);
+                    if (toRoot && p == call.root) {
+                        continue;
+                    }
+                    long pStart = segmentStart(call, length, p);
+                    long pLen = segmentEnd(call, length, p) - pStart;
+                    long cs = Math.min(c * ce, pLen);
+                    long cl = Math.min(ce, pLen - cs);
+                    staging.receiveCopy(recvStream, p, c, call.recv + (offset + pStart + cs) * sz, cl * sz);
+                }
+            }
+        }
+        for (int p = 0; p < n; p++) {
+            if (!toRoot || p != call.root) {
+                staging.advance(p, nChunks);
+            }
+        }
+    }
+
+    @Override
+    public void abort() {
+        onAbort.run();
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        sendStream.close();
+        recvStream.close();
+        scratch.close();
+        staging.close();
+    }
+}

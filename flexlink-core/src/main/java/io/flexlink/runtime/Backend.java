@@ -1,0 +1,61 @@
+package io.flexlink.runtime;
+
+import java.nio.ByteBuffer;
+
+/**
+ * What FlexLink needs from a device runtime. Two implementations exist: the host backend
+ * ({@code io.flexlink.runtime.host}), where CPU threads play streams and off-heap memory plays device
+ * memory, and the CUDA backend in flexlink-native. The engine and the staging protocol are written
+ * against this interface only, so the host backend proves the very code that runs on GPUs.
+ */
+public interface Backend extends AutoCloseable {
+    /** {@code host} or {@code cuda}. */
+    String name();
+
+    /** Number of devices this backend can place ranks on. */
+    int deviceCount();
+
+    /** Allocates device memory on {@code device}. */
+    DeviceMemory allocate(int device, long bytes);
+
+    /**
+     * Allocates pinned host memory that every device of this process can read and write (CUDA:
+     * {@code cudaHostAlloc(Portable|Mapped)}), zero-filled. Counters for {@link RuntimeStream#waitValue32}
+     * live in such memory.
+     */
+    PinnedMemory allocatePinned(long bytes);
+
+    /**
+     * Creates zero-filled pinned memory that other ranks open by {@link PinnedMemory#name()} through
+     * {@link #openShared}; the staging areas of communicators live in it.
+     */
+    PinnedMemory createShared(long bytes);
+
+    /** Opens memory that another rank created with {@link #createShared}. */
+    PinnedMemory openShared(String name, long bytes);
+
+    /** Creates a stream on {@code device}; {@code label} names its role in logs and link emulation. */
+    RuntimeStream createStream(int device, String label);
+
+    /** Creates an event on {@code device}, with timing when {@code timing} is true. */
+    RuntimeEvent createEvent(int device, boolean timing);
+
+    /** The native collectives of this backend (NCCL on CUDA, a ring through host memory on the host). */
+    PrimaryTransport primaryTransport();
+
+    /** Synchronous copy of {@code src}'s remaining bytes to device (or pinned) address {@code dst}. */
+    void upload(long dst, ByteBuffer src);
+
+    /** Synchronous copy of {@code dst.remaining()} bytes from device (or pinned) address {@code src}. */
+    void download(ByteBuffer dst, long src);
+
+    /** Synchronous fill of {@code bytes} bytes at {@code dst} with {@code value}. */
+    void fill(long dst, long bytes, byte value);
+
+    /** The stream behind a user-facing {@link io.flexlink.Stream}, or an exception if it is not ours. */
+    RuntimeStream runtimeStream(io.flexlink.Stream stream);
+
+    /** Releases what this backend holds; idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,33 @@
+package io.flexlink.runtime;
+
+import io.flexlink.DataType;
+import io.flexlink.ReduceOp;
+
+/**
+ * One rank's primary collectives. Addresses are device addresses; counts are elements. AllGather and
+ * ReduceScatter take a stride so that a slice of each rank's block can be moved in place: rank
+ * {@code r}'s block starts {@code r * stride} elements into the gathered (or scattered) buffer.
+ */
+public interface PrimaryComm extends AutoCloseable {
+    int rank();
+
+    int size();
+
+    void allReduce(long send, long recv, long count, DataType type, ReduceOp op, RuntimeStream stream);
+
+    /** Gathers {@code count} elements of every rank into {@code recv + r * stride}. */
+    void allGather(long send, long recv, long count, long stride, DataType type, RuntimeStream stream);
+
+    /** Reduces block {@code r} ({@code count} elements at {@code send + r * stride}) of every rank into rank r's {@code recv}. */
+    void reduceScatter(long send, long recv, long count, long stride, DataType type, ReduceOp op, RuntimeStream stream);
+
+    void broadcast(long send, long recv, long count, DataType type, int root, RuntimeStream stream);
+
+    void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, RuntimeStream stream);
+
+    /** Stops all outstanding work and releases blocked streams; safe from any thread. */
+    void abort();
+
+    @Override
+    void close();
+}

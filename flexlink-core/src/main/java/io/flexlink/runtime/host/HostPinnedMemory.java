@@ -1,0 +1,87 @@
+package io.flexlink.runtime.host;
+
+import static io.flexlink.runtime.host.UnsafeAccess.UNSAFE;
+
+import io.flexlink.runtime.PinnedMemory;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Off-heap memory playing pinned, mapped host memory. Memory made for sharing is reference-counted:
+ * each {@code openShared} takes a reference and each {@code close} drops one.
+ */
+final class HostPinnedMemory implements PinnedMemory {
+    private final HostBackend backend;
+    private final long address;
+    private final long byteSize;
+    private final String name;
+    private final AtomicInteger references = new AtomicInteger(1);
+    private volatile boolean aborted;
+
+    HostPinnedMemory(HostBackend backend, long address, long byteSize, String name) {
+        this.backend = backend;
+        this.address = address;
+        this.byteSize = byteSize;
+        this.name = name;
+    }
+
+    /** Takes one more reference; false when the memory was already released. */
+    boolean retain() {
+        while (true) {
+            int r = references.get();
+            if (r <= 0) {
+                return false;
+            }
+            if (references.compareAndSet(r, r + 1)) {
+                return true;
+            }
+        }
+    }
+
+    @Override
+    public long hostAddress() {
+        return address;
+    }
+
+    @Override
+    public long deviceAddress() {
+        return address;
+    }
+
+    @Override
+    public long byteSize() {
+        return byteSize;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public int readCounter(long offset) {
+        return UNSAFE.getIntVolatile(null, address + offset);
+    }
+
+    @Override
+    public void writeCounter(long offset, int value) {
+        UNSAFE.putIntVolatile(null, address + offset, value);
+        CounterSignal.signal(address + offset);
+    }
+
+    /** Cancels every wait on this memory's counters (communicator abort). */
+    void abort() {
+        aborted = true;
+        CounterSignal.wakeAll();
+    }
+
+    boolean isAborted() {
+        return aborted;
+    }
+
+    @Override
+    public void close() {
+        if (references.get() > 0 && references.decrementAndGet() == 0) {
+            backend.releaseShared(this);
+        }
+    }
+}

@@ -1,0 +1,250 @@
+package io.flexlink.runtime.host;
+
+import io.flexlink.DataType;
+import io.flexlink.ReduceOp;
+import io.flexlink.runtime.PrimaryComm;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.Scratch;
+import io.flexlink.sync.Staging;
+
+/**
+ * Ring collectives through host memory, on the caller's stream, built from the same staging protocol
+ * as the PCIe path: rank {@code r} sends to {@code r+1} and receives from {@code r-1}. Every step
+ * enqueues "send chunk, then receive chunk", so all ranks walk the same sequence of positions and no
+ * rank can wait on a position its neighbour has not reached. AllReduce is a reduce-scatter ring then an
+ * all-gather ring, so each element is reduced by one rank and copied to the others: results are
+ * bit-identical on every rank.
+ */
+final class HostRingComm implements PrimaryComm {
+    private final HostBackend backend;
+    private final Staging staging;
+    private final int rank;
+    private final int size;
+    private final int device;
+    private final int left;
+    private final long toRight;
+    private final Scratch scratch;
+    private boolean closed;
+
+    HostRingComm(HostBackend backend, Staging staging, int rank, int size, int device) {
+        this.backend = backend;
+        this.staging = staging;
+        this.rank = rank;
+        this.size = size;
+        this.device = device;
+        this.left = (rank - 1 + size) % size;
+        this.toRight = 1L << ((rank + 1) % size);
+        this.scratch = new Scratch(backend, device);
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    private static long chunks(long elements, long ce) {
+        return (elements + ce - 1) / ce;
+    }
+
+    private void advanceAll(long items) {
+        for (int p = 0; p < size; p++) {
+            staging.advance(p, items);
+        }
+    }
+
+    @Override
+    public void allReduce(long send, long recv, long count, DataType type, ReduceOp op, RuntimeStream stream) {
+        int sz = type.size();
+        if (size == 1) {
+            if (send != recv) {
+                stream.copy(recv, send, count * sz);
+            }
+            return;
+        }
+        long align = Math.max(1, 256 / sz);
+        long segLen = ((count + size - 1) / size + align - 1) / align * align;
+        long ce = staging.chunkElements(type);
+        long nChunks = chunks(segLen, ce);
+        long idx = 0;
+        for (int s = 0; s < size - 1; s++) {
+            int sendSeg = Math.floorMod(rank - s, size);
+            int recvSeg = Math.floorMod(rank - s - 1, size);
+            ReduceOp step = op == ReduceOp.AVG && s < size - 2 ? ReduceOp.SUM : op;
+            for (long c = 0; c < nChunks; c++, idx++) {
+                long so = chunkStart(sendSeg, segLen, count, c, ce);
+                long sl = chunkLength(sendSeg, segLen, count, c, ce);
+                staging.send(stream, idx, (s == 0 ? send : recv) + so * sz, sl * sz, toRight);
+                long ro = chunkStart(recvSeg, segLen, count, c, ce);
+                long rl = chunkLength(recvSeg, segLen, count, c, ce);
+                staging.receiveReduce(stream, left, idx, recv + ro * sz, send + ro * sz, rl, type, step, size);
+            }
+        }
+        for (int s = 0; s < size - 1; s++) {
+            int sendSeg = Math.floorMod(rank + 1 - s, size);
+            int recvSeg = Math.floorMod(rank - s, size);
+            for (long c = 0; c < nChunks; c++, idx++) {
+                long so = chunkStart(sendSeg, segLen, count, c, ce);
+                long sl = chunkLength(sendSeg, segLen, count, c, ce);
+                staging.send(stream, idx, recv + so * sz, sl * sz, toRight);
+                long ro = chunkStart(recvSeg, segLen, count, c, ce);
+                long rl = chunkLength(recvSeg, segLen, count, c, ce);
+                staging.receiveCopy(stream, left, idx, recv + ro * sz, rl * sz);
+            }
+        }
+        advanceAll(idx);
+    }
+
+    /** First element of chunk {@code c} of segment {@code seg}. */
+    private static long chunkStart(int seg, long segLen, long count, long c, long ce) {
+        long start = Math.min(count, seg * segLen);
+        long end = Math.min(count, start + segLen);
+        return Math.min(end, start + c * ce);
+    }
+
+    private static long chunkLength(int seg, long segLen, long count, long c, long ce) {
+        long start = Math.min(count, seg * segLen);
+        long end = Math.min(count, start + segLen);
+        long cs = Math.min(end, start + c * ce);
+        return Math.min(ce, end - cs);
+    }
+
+    @Override
+    public void allGather(long send, long recv, long count, long stride, DataType type, RuntimeStream stream) {
+        int sz = type.size();
+        long own = recv + rank * stride * sz;
+        if (own != send) {
+            stream.copy(own, send, count * sz);
+        }
+        if (size == 1) {
+            return;
+        }
+        long ce = staging.chunkElements(type);
+        long nChunks = chunks(count, ce);
+        long idx = 0;
+        for (int s = 0; s < size - 1; s++) {
+            int sendBlk = Math.floorMod(rank - s, size);
+            int recvBlk = Math.floorMod(rank - s - 1, size);
+            long src = s == 0 ? send : recv + sendBlk * stride * sz;
+            for (long c = 0; c < nChunks; c++, idx++) {
+                long cs = c * ce;
+                long cl = Math.min(ce, count - cs);
+                staging.send(stream, idx, src + cs * sz, cl * sz, toRight);
+                staging.receiveCopy(stream, left, idx, recv + (recvBlk * stride + cs) * sz, cl * sz);
+            }
+        }
+        advanceAll(idx);
+    }
+
+    @Override
+    public void reduceScatter(long send, long recv, long count, long stride, DataType type, ReduceOp op,
+                              RuntimeStream stream) {
+        int sz = type.size();
+        if (size == 1) {
+            if (send != recv) {
+                stream.copy(recv, send, count * sz);
+            }
+            return;
+        }
+        long partial = size > 2 ? scratch.ensure(count * sz) : 0;
+        long ce = staging.chunkElements(type);
+        long nChunks = chunks(count, ce);
+        long idx = 0;
+        for (int s = 0; s < size - 1; s++) {
+            int sendBlk = Math.floorMod(rank - s - 1, size);
+            int recvBlk = Math.floorMod(rank - s - 2, size);
+            boolean last = s == size - 2;
+            ReduceOp step = op == ReduceOp.AVG && !last ? ReduceOp.SUM : op;
+            for (long c = 0; c < nChunks; c++, idx++) {
+                long cs = c * ce;
+                long cl = Math.min(ce, count - cs);
+                long src = s == 0 ? send + (sendBlk * stride + cs) * sz : partial + cs * sz;
+                staging.send(stream, idx, src, cl * sz, toRight);
+                long dst = (last ? recv : partial) + cs * sz;
+                staging.receiveReduce(stream, left, idx, dst, send + (recvBlk * stride + cs) * sz, cl, type, step, size);
+            }
+        }
+        advanceAll(idx);
+    }
+
+    @Override
+    public void broadcast(long send, long recv, long count, DataType type, int root, RuntimeStream stream) {
+        int sz = type.size();
+        if (rank == root && send != recv) {
+            stream.copy(recv, send, count * sz);
+        }
+        if (size == 1) {
+            return;
+        }
+        int pos = Math.floorMod(rank - root, size);
+        long ce = staging.chunkElements(type);
+        long nChunks = chunks(count, ce);
+        long src = rank == root ? send : recv;
+        for (long c = 0; c < nChunks; c++) {
+            long cs = c * ce;
+            long cl = Math.min(ce, count - cs);
+            if (rank != root) {
+                staging.receiveCopy(stream, left, c, recv + cs * sz, cl * sz);
+            }
+            if (pos != size - 1) {
+                staging.send(stream, c, src + cs * sz, cl * sz, toRight);
+            }
+        }
+        int lastRank = Math.floorMod(root - 1, size);
+        for (int p = 0; p < size; p++) {
+            if (p != lastRank) {
+                staging.advance(p, nChunks);
+            }
+        }
+    }
+
+    @Override
+    public void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, RuntimeStream stream) {
+        int sz = type.size();
+        if (size == 1) {
+            if (send != recv) {
+                stream.copy(recv, send, count * sz);
+            }
+            return;
+        }
+        int pos = Math.floorMod(rank - root - 1, size);
+        long acc = rank == root ? recv : pos == 0 ? send : scratch.ensure(count * sz);
+        ReduceOp step = op == ReduceOp.AVG && rank != root ? ReduceOp.SUM : op;
+        long ce = staging.chunkElements(type);
+        long nChunks = chunks(count, ce);
+        for (long c = 0; c < nChunks; c++) {
+            long cs = c * ce;
+            long cl = Math.min(ce, count - cs);
+            if (pos != 0) {
+                staging.receiveReduce(stream, left, c, acc + cs * sz, send + cs * sz, cl, type, step, size);
+            }
+            if (rank != root) {
+                staging.send(stream, c, acc + cs * sz, cl * sz, toRight);
+            }
+        }
+        for (int p = 0; p < size; p++) {
+            if (p != root) {
+                staging.advance(p, nChunks);
+            }
+        }
+    }
+
+    @Override
+    public void abort() {
+        HostBackend.abortWaits(staging.memory());
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        scratch.close();
+        staging.close();
+    }
+}

@@ -1,0 +1,69 @@
+package io.flexlink.runtime.host;
+
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.PrimaryComm;
+import io.flexlink.runtime.PrimaryTransport;
+import io.flexlink.runtime.RankExchange;
+import io.flexlink.sync.Staging;
+import io.flexlink.sync.StagingLayout;
+import java.nio.charset.StandardCharsets;
+
+/** The host backend's primary path: ring collectives through a staging area in host memory. */
+final class HostRingTransport implements PrimaryTransport {
+    private final HostBackend backend;
+    private final FlexLinkConfig config;
+
+    HostRingTransport(HostBackend backend, FlexLinkConfig config) {
+        this.backend = backend;
+        this.config = config;
+    }
+
+    @Override
+    public String describe() {
+        return "host ring";
+    }
+
+    @Override
+    public boolean allowsSharedDevices() {
+        return true;
+    }
+
+    private StagingLayout layout(int size) {
+        return new StagingLayout(size, config.slots(), config.chunkBytes());
+    }
+
+    @Override
+    public PrimaryComm create(RankExchange exchange, int rank, int size, int device) {
+        StagingLayout layout = layout(size);
+        PinnedMemory mine = rank == 0 ? backend.createShared(layout.totalBytes()) : null;
+        byte[][] names = exchange.allGather(mine == null ? new byte[0] : mine.name().getBytes(StandardCharsets.UTF_8));
+        PinnedMemory mem = mine != null ? mine
+                : backend.openShared(new String(names[0], StandardCharsets.UTF_8), layout.totalBytes());
+        // every rank has mapped the area once the exchange returns a second time
+        exchange.allGather(new byte[0]);
+        return new HostRingComm(backend, new Staging(layout, mem, rank), rank, size, device);
+    }
+
+    @Override
+    public PrimaryComm[] createAll(int[] devices) {
+        int n = devices.length;
+        StagingLayout layout = layout(n);
+        PinnedMemory first = backend.createShared(layout.totalBytes());
+        PrimaryComm[] comms = new PrimaryComm[n];
+        for (int r = 0; r < n; r++) {
+            PinnedMemory mem = r == 0 ? first : backend.openShared(first.name(), layout.totalBytes());
+            comms[r] = new HostRingComm(backend, new Staging(layout, mem, r), r, n, devices[r]);
+        }
+        return comms;
+    }
+
+    @Override
+    public void groupStart() {
+        // ring work is enqueued at once and never blocks the host, so a group needs no deferral
+    }
+
+    @Override
+    public void groupEnd() {
+    }
+}

@@ -1,0 +1,254 @@
+package io.flexlink.runtime.host;
+
+import static io.flexlink.runtime.host.UnsafeAccess.UNSAFE;
+
+import io.flexlink.DataType;
+import io.flexlink.FlexLinkException;
+import io.flexlink.ReduceOp;
+import io.flexlink.Result;
+import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RuntimeStream;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A stream of the host backend: one worker thread runs the enqueued operations in order. A blocked
+ * wait blocks this stream only, as on a GPU. After an operation fails, later copies, reductions and
+ * waits are skipped but event records still complete, so that streams joined to this one are not stuck;
+ * {@link #synchronize()} then reports the failure.
+ */
+final class HostStream implements RuntimeStream {
+    /** One enqueued operation. */
+    interface Op {
+        void run() throws Exception;
+    }
+
+    private final HostBackend backend;
+    private final int device;
+    private final String label;
+    private final LinkedBlockingQueue<Op> queue = new LinkedBlockingQueue<>();
+    private final AtomicLong enqueued = new AtomicLong();
+    private volatile long completed;
+    private final ReentrantLock idleLock = new ReentrantLock();
+    private final Condition idle = idleLock.newCondition();
+    private volatile Throwable error;
+    private volatile boolean closed;
+    private volatile LinkPacer pacer;
+    private final Thread worker;
+
+    HostStream(HostBackend backend, int device, String label) {
+        this.backend = backend;
+        this.device = device;
+        this.label = label;
+        this.worker = new Thread(this::work, "flexlink-host-stream-" + device + "-" + label);
+        this.worker.setDaemon(true);
+        this.worker.start();
+    }
+
+    @Override
+    public int device() {
+        return device;
+    }
+
+    @Override
+    public String label() {
+        return label;
+    }
+
+    HostBackend backend() {
+        return backend;
+    }
+
+    /** Throttles this stream's inbound transfers like a link of a given speed (link emulation). */
+    void setPacer(LinkPacer pacer) {
+        this.pacer = pacer;
+    }
+
+    /** Enqueues one operation. */
+    void enqueue(Op op) {
+        if (closed) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "stream: used after close (" + label + ")");
+        }
+        enqueued.incrementAndGet();
+        queue.add(op);
+    }
+
+    private void work() {
+        while (true) {
+            Op op;
+            try {
+                op = queue.poll(100, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                op = null;
+            }
+            if (op == null) {
+                if (closed && queue.isEmpty()) {
+                    return;
+                }
+                continue;
+            }
+            try {
+                if (error == null || op instanceof RecordOp) {
+                    op.run();
+                }
+            } catch (Throwable t) {
+                if (error == null) {
+                    error = t;
+                }
+            }
+            completed++;
+            if (completed == enqueued.get()) {
+                idleLock.lock();
+                try {
+                    idle.signalAll();
+                } finally {
+                    idleLock.unlock();
+                }
+            }
+        }
+    }
+
+    @Override
+    public FlexLinkException failure() {
+        Throwable e = error;
+        if (e == null) {
+            return null;
+        }
+        return e instanceof FlexLinkException ? (FlexLinkException) e
+                : new FlexLinkException(Result.INTERNAL_ERROR, "stream " + label + " failed: " + e, e);
+    }
+
+    @Override
+    public boolean isIdle() {
+        return completed == enqueued.get();
+    }
+
+    @Override
+    public void synchronize() {
+        long target = enqueued.get();
+        if (completed < target) {
+            idleLock.lock();
+            try {
+                while (completed < target) {
+                    idle.awaitNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new FlexLinkException(Result.SYSTEM_ERROR, "stream: synchronize interrupted");
+            } finally {
+                idleLock.unlock();
+            }
+        }
+        Throwable e = error;
+        if (e != null) {
+            if (e instanceof FlexLinkException) {
+                FlexLinkException f = (FlexLinkException) e;
+                throw new FlexLinkException(f.result(), "stream " + label + " failed: " + f.detail(), f);
+            }
+            throw new FlexLinkException(Result.INTERNAL_ERROR, "stream " + label + " failed: " + e, e);
+        }
+    }
+
+    @Override
+    public void copy(long dst, long src, long bytes) {
+        enqueue(() -> {
+            UNSAFE.copyMemory(src, dst, bytes);
+            LinkPacer p = pacer;
+            if (p != null) {
+                p.transferred(bytes);
+            }
+        });
+    }
+
+    @Override
+    public void waitValue32(PinnedMemory mem, long offset, int value) {
+        HostPinnedMemory m = (HostPinnedMemory) mem;
+        long address = m.hostAddress() + offset;
+        enqueue(() -> {
+            if (!CounterSignal.await(address, value, () -> closed || m.isAborted())) {
+                throw new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
+                        "wait on counter at +" + offset + " for " + Integer.toUnsignedString(value)
+                                + " cancelled (communicator aborted or stream closed)");
+            }
+        });
+    }
+
+    @Override
+    public void writeValue32(PinnedMemory mem, long offset, int value) {
+        long address = mem.hostAddress() + offset;
+        enqueue(() -> {
+            UNSAFE.putIntVolatile(null, address, value);
+            CounterSignal.signal(address);
+        });
+    }
+
+    @Override
+    public void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor) {
+        enqueue(() -> HostReduce.reduce(dst, a, b, count, type, op, divisor));
+    }
+
+    @Override
+    public void reduceFromHost(long dst, long a, PinnedMemory mem, long bOffset, long count, DataType type,
+                               ReduceOp op, int divisor) {
+        long b = mem.deviceAddress() + bOffset;
+        enqueue(() -> {
+            HostReduce.reduce(dst, a, b, count, type, op, divisor);
+            LinkPacer p = pacer;
+            if (p != null) {
+                p.transferred(count * type.size());
+            }
+        });
+    }
+
+    @Override
+    public void record(RuntimeEvent event) {
+        HostEvent e = (HostEvent) event;
+        long seq = e.nextRecord();
+        enqueue(new RecordOp(e, seq));
+    }
+
+    @Override
+    public void waitEvent(RuntimeEvent event) {
+        HostEvent e = (HostEvent) event;
+        long target = e.lastRecord();
+        enqueue(() -> e.await(target, () -> closed));
+    }
+
+    /** Runs {@code op} on this stream (test hooks and the host ring's bookkeeping). */
+    void run(Op op) {
+        enqueue(op);
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            backend.streamClosed(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "HostStream[" + label + ", device " + device + "]";
+    }
+
+    /** An event record: always runs, even after a failure, so that joined streams move on. */
+    private static final class RecordOp implements Op {
+        private final HostEvent event;
+        private final long seq;
+
+        RecordOp(HostEvent event, long seq) {
+            this.event = event;
+            this.seq = seq;
+        }
+
+        @Override
+        public void run() {
+            event.complete(seq);
+        }
+    }
+}
