@@ -34,6 +34,7 @@ public final class HostBackend implements Backend {
     private final Set<HostStream> streams = ConcurrentHashMap.newKeySet();
     private final HostRingTransport ring;
     private volatile boolean closed;
+    private volatile HostFaults faults;
 
     public HostBackend(FlexLinkConfig config) {
         this.config = config;
@@ -78,6 +79,20 @@ public final class HostBackend implements Backend {
     void free(long address, long bytes) {
         UNSAFE.freeMemory(address);
         liveBytes.addAndGet(-bytes);
+    }
+
+    /** Installs a test hook run before every stream operation enqueued from now on (null removes it). */
+    public void setFaults(HostFaults faults) {
+        this.faults = faults;
+    }
+
+    HostFaults faults() {
+        return faults;
+    }
+
+    /** Operations ever enqueued on {@code stream} (tests: a rejected call must enqueue nothing). */
+    public long enqueuedOps(Stream stream) {
+        return ((HostStream) runtimeStream(stream)).enqueuedCount();
     }
 
     /** Off-heap bytes currently allocated through this backend (leak checks). */

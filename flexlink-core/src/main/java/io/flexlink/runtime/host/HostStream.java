@@ -68,6 +68,20 @@ final class HostStream implements RuntimeStream {
         this.pacer = pacer;
     }
 
+    /** Enqueues one operation of kind {@code kind}, passing it through the backend's fault hook. */
+    private void enqueue(HostFaults.Op kind, Op op) {
+        HostFaults faults = backend.faults();
+        if (faults == null) {
+            enqueue(op);
+        } else {
+            enqueue(() -> {
+                if (faults.before(label, kind) == HostFaults.Action.RUN) {
+                    op.run();
+                }
+            });
+        }
+    }
+
     /** Enqueues one operation. */
     void enqueue(Op op) {
         if (closed) {
@@ -155,7 +169,7 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void copy(long dst, long src, long bytes) {
-        enqueue(() -> {
+        enqueue(HostFaults.Op.COPY, () -> {
             UNSAFE.copyMemory(src, dst, bytes);
             LinkPacer p = pacer;
             if (p != null) {
@@ -168,7 +182,7 @@ final class HostStream implements RuntimeStream {
     public void waitValue32(PinnedMemory mem, long offset, int value) {
         HostPinnedMemory m = (HostPinnedMemory) mem;
         long address = m.hostAddress() + offset;
-        enqueue(() -> {
+        enqueue(HostFaults.Op.WAIT, () -> {
             if (!CounterSignal.await(address, value, () -> closed || m.isAborted())) {
                 throw new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
                         "wait on counter at +" + offset + " for " + Integer.toUnsignedString(value)
@@ -180,7 +194,7 @@ final class HostStream implements RuntimeStream {
     @Override
     public void writeValue32(PinnedMemory mem, long offset, int value) {
         long address = mem.hostAddress() + offset;
-        enqueue(() -> {
+        enqueue(HostFaults.Op.WRITE, () -> {
             UNSAFE.putIntVolatile(null, address, value);
             CounterSignal.signal(address);
         });
@@ -188,14 +202,14 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor) {
-        enqueue(() -> HostReduce.reduce(dst, a, b, count, type, op, divisor));
+        enqueue(HostFaults.Op.REDUCE, () -> HostReduce.reduce(dst, a, b, count, type, op, divisor));
     }
 
     @Override
     public void reduceFromHost(long dst, long a, PinnedMemory mem, long bOffset, long count, DataType type,
                                ReduceOp op, int divisor) {
         long b = mem.deviceAddress() + bOffset;
-        enqueue(() -> {
+        enqueue(HostFaults.Op.REDUCE, () -> {
             HostReduce.reduce(dst, a, b, count, type, op, divisor);
             LinkPacer p = pacer;
             if (p != null) {
@@ -215,12 +229,12 @@ final class HostStream implements RuntimeStream {
     public void waitEvent(RuntimeEvent event) {
         HostEvent e = (HostEvent) event;
         long target = e.lastRecord();
-        enqueue(() -> e.await(target, () -> closed));
+        enqueue(HostFaults.Op.WAIT_EVENT, () -> e.await(target, () -> closed));
     }
 
-    /** Runs {@code op} on this stream (test hooks and the host ring's bookkeeping). */
-    void run(Op op) {
-        enqueue(op);
+    /** Operations enqueued so far (tests check that a rejected call enqueued nothing). */
+    long enqueuedCount() {
+        return enqueued.get();
     }
 
     @Override
