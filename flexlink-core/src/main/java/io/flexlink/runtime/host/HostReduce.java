@@ -4,7 +4,6 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
-import java.lang.reflect.Field;
 import sun.misc.Unsafe;
 
 /**
@@ -29,7 +28,7 @@ import sun.misc.Unsafe;
  * </ul>
  */
 public final class HostReduce {
-    static final Unsafe U = loadUnsafe();
+    static final Unsafe U = UnsafeAccess.UNSAFE;
 
     private HostReduce() {
     }
@@ -71,13 +70,4 @@ public final class HostReduce {
         }
     }
 
-    private static Unsafe loadUnsafe() {
-        try {
-            Field f = Unsafe.class.getDeclaredField("theUnsafe");
-            f.setAccessible(true);
-            return (Unsafe) f.get(null);
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
 }

@@ -1,0 +1,96 @@
+package io.flexlink.api;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flexlink.Collective;
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.FlexLinkException;
+import io.flexlink.ReduceOp;
+import io.flexlink.Result;
+import io.flexlink.UniqueId;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.host.HostBackend;
+import io.flexlink.testing.CollectiveHarness;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/** One rank per thread from a shared unique id, like ncclCommInitRank. */
+class InitRankTest {
+    private static final FlexLinkConfig CONFIG = FlexLinkConfig.builder()
+            .set(FlexLinkConfig.SHARE, "pcie=0.3").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
+            .set(FlexLinkConfig.CHUNK_BYTES, "4K").set(FlexLinkConfig.INIT_TIMEOUT, "20s").build();
+
+    @Test
+    void threeThreadsMakeOneCommunicator() throws Exception {
+        try (HostBackend backend = new HostBackend(CONFIG)) {
+            UniqueId id = FlexLink.getUniqueId();
+            assertEquals(id, UniqueId.fromBase64(id.toBase64()));
+            assertEquals(UniqueId.BYTES, id.toBytes().length);
+            ExecutorService pool = Executors.newFixedThreadPool(3);
+            List<Future<Communicator>> futures = new ArrayList<>();
+            for (int r = 0; r < 3; r++) {
+                int rank = r;
+                futures.add(pool.submit(() -> FlexLink.initRank(backend, CONFIG, 3, id, rank, rank)));
+            }
+            Communicator[] comms = new Communicator[3];
+            for (int r = 0; r < 3; r++) {
+                comms[r] = futures.get(r).get();
+                assertEquals(r, comms[r].rank());
+                assertEquals(3, comms[r].size());
+            }
+            pool.shutdown();
+            try (CollectiveHarness h = new CollectiveHarness(backend, comms)) {
+                for (Collective c : Collective.values()) {
+                    CollectiveHarness.Outcome o = h.run(c, DataType.BFLOAT16, ReduceOp.MAX, 9_001, 2, false, 5);
+                    assertEquals(0, o.wrong, c + ": " + o);
+                }
+            }
+            for (Communicator c : comms) {
+                c.close();
+            }
+        }
+    }
+
+    @Test
+    void missingRanksAreNamedAfterTheTimeout() {
+        FlexLinkConfig quick = FlexLinkConfig.builder().set(FlexLinkConfig.INIT_TIMEOUT, "300ms").build();
+        try (HostBackend backend = new HostBackend(quick)) {
+            FlexLinkException e = assertThrows(FlexLinkException.class,
+                    () -> FlexLink.initRank(backend, quick, 3, FlexLink.getUniqueId(), 1, 0));
+            assertEquals(Result.REMOTE_ERROR, e.result());
+            assertTrue(e.getMessage().contains("[0, 2]"), e.getMessage());
+        }
+    }
+
+    @Test
+    void ranksConfiguredDifferentlyAreRefused() throws Exception {
+        FlexLinkConfig other = FlexLinkConfig.builder().set(FlexLinkConfig.SHARE, "pcie=0.5")
+                .set(FlexLinkConfig.INIT_TIMEOUT, "20s").build();
+        try (HostBackend backend = new HostBackend(CONFIG)) {
+            UniqueId id = FlexLink.getUniqueId();
+            ExecutorService pool = Executors.newFixedThreadPool(2);
+            Future<Communicator> a = pool.submit(() -> FlexLink.initRank(backend, CONFIG, 2, id, 0, 0));
+            Future<Communicator> b = pool.submit(() -> FlexLink.initRank(backend, other, 2, id, 1, 1));
+            for (Future<Communicator> f : List.of(a, b)) {
+                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, f::get);
+                assertEquals(Result.INVALID_USAGE, ((FlexLinkException) e.getCause()).result());
+            }
+            pool.shutdown();
+        }
+    }
+
+    @Test
+    void uniqueIdRejectsForeignBytes() {
+        FlexLinkException e = assertThrows(FlexLinkException.class, () -> UniqueId.fromBytes(new byte[128]));
+        assertEquals(Result.INVALID_ARGUMENT, e.result());
+        assertThrows(FlexLinkException.class, () -> UniqueId.fromBytes(new byte[12]));
+    }
+}

@@ -1,0 +1,92 @@
+package io.flexlink.arch;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Keeps the package arrows of the design: the stages of a call depend only inward (see
+ * docs/design.md), so the engine's logic can be tested without native code.
+ */
+class PackageArrowsTest {
+    private static final JavaClasses CORE = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("io.flexlink");
+
+    private static void only(String pkg, String... allowed) {
+        String[] all = new String[allowed.length + 4];
+        all[0] = pkg;
+        all[1] = "io.flexlink";
+        all[2] = "java..";
+        all[3] = "org.slf4j..";
+        System.arraycopy(allowed, 0, all, 4, allowed.length);
+        classes().that().resideInAPackage(pkg).should().onlyDependOnClassesThat().resideInAnyPackage(all)
+                .allowEmptyShould(true).check(CORE);
+    }
+
+    @Test
+    void configUsesOnlyTheApi() {
+        only("io.flexlink.config");
+    }
+
+    @Test
+    void balanceIsPureLogic() {
+        only("io.flexlink.balance", "io.flexlink.config");
+    }
+
+    @Test
+    void runtimeSpiUsesConfig() {
+        only("io.flexlink.runtime", "io.flexlink.config");
+    }
+
+    @Test
+    void syncUsesTheRuntimeSpi() {
+        only("io.flexlink.sync", "io.flexlink.runtime");
+    }
+
+    @Test
+    void hostBackendImplementsTheSpi() {
+        only("io.flexlink.runtime.host", "io.flexlink.runtime", "io.flexlink.sync", "io.flexlink.config",
+                "sun.misc");
+    }
+
+    @Test
+    void pathsUseRuntimeSyncAndConfig() {
+        only("io.flexlink.path", "io.flexlink.runtime", "io.flexlink.sync", "io.flexlink.config");
+    }
+
+    @Test
+    void bootstrapUsesTheRuntime() {
+        only("io.flexlink.bootstrap", "io.flexlink.runtime", "io.flexlink.config");
+    }
+
+    @Test
+    void topologyUsesTheRuntime() {
+        only("io.flexlink.topo", "io.flexlink.runtime");
+    }
+
+    @Test
+    void verificationUsesNumericFormatsOnly() {
+        only("io.flexlink.verify", "io.flexlink.runtime.host");
+    }
+
+    @Test
+    void apiValueTypesDependOnNothingInside() {
+        noClasses().that().resideInAPackage("io.flexlink").and().doNotHaveSimpleName("FlexLink")
+                .should().dependOnClassesThat().resideInAnyPackage("io.flexlink.comm..", "io.flexlink.path..",
+                        "io.flexlink.sync..", "io.flexlink.balance..", "io.flexlink.runtime..",
+                        "io.flexlink.bootstrap..", "io.flexlink.topo..")
+                .check(CORE);
+    }
+
+    @Test
+    void nothingInsideDependsOnTheEngine() {
+        noClasses().that().resideOutsideOfPackages("io.flexlink", "io.flexlink.comm..")
+                .should().dependOnClassesThat().resideInAPackage("io.flexlink.comm..")
+                .check(CORE);
+    }
+}
