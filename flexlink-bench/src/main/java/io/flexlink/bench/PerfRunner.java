@@ -1,0 +1,301 @@
+package io.flexlink.bench;
+
+import io.flexlink.Collective;
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.FlexLinkException;
+import io.flexlink.ReduceOp;
+import io.flexlink.Result;
+import io.flexlink.comm.Backends;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.BackendProvider;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Runs a sweep: opens the backend, makes the FlexLink communicators (and the primary-only baseline's),
+ * then for every type, operation, root and size times the collective out of place and in place, checks
+ * the results, measures the split, times the baseline, and prints the row; then the footer, the gate,
+ * the JSON and the plot. Returns the exit code.
+ */
+final class PerfRunner {
+    private final PerfOptions o;
+    private final PrintStream out;
+    private final PrintStream err;
+
+    PerfRunner(PerfOptions o, PrintStream out, PrintStream err) {
+        this.o = o;
+        this.out = out;
+        this.err = err;
+    }
+
+    int run() throws IOException {
+        FlexLinkConfig config = o.config();
+        String note = backendNote();
+        Backend backend;
+        try {
+            backend = Backends.open(config);
+        } catch (FlexLinkException e) {
+            if (o.backend.equals("cuda")) {
+                // asked for explicitly and not there: a usage error, said in one line
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, e.detail(), e);
+            }
+            throw e;
+        } catch (LinkageError e) {
+            // native libraries that do not load: say so in one line, no stack trace
+            throw new FlexLinkException(o.backend.equals("cuda") ? Result.INVALID_ARGUMENT : Result.SYSTEM_ERROR,
+                    "backend " + o.backend + " cannot be opened: " + e, e);
+        }
+        try {
+            if (!backend.name().equals("host") || o.backend.equals("cuda")) {
+                note = backend.deviceCount() + " device" + (backend.deviceCount() == 1 ? "" : "s");
+            }
+            return runOn(backend, config, note);
+        } finally {
+            backend.close();
+        }
+    }
+
+    /** Why the backend is what it is, for the header. */
+    private String backendNote() {
+        if (o.backend.equals("host")) {
+            return "selected by --backend host";
+        }
+        if (o.backend.equals("cuda")) {
+            return "selected by --backend cuda";
+        }
+        String reason;
+        try {
+            BackendProvider cuda = Backends.provider("cuda");
+            reason = cuda == null ? "no CUDA backend on the class path" : cuda.unavailableReason();
+        } catch (RuntimeException | LinkageError e) {
+            reason = e.toString();
+        }
+        return reason == null ? "GPU found" : "no GPU usable, cuda unavailable: " + reason;
+    }
+
+    private int runOn(Backend backend, FlexLinkConfig config, String note) throws IOException {
+        int n = o.ranks;
+        int[] devices = new int[n];
+        for (int r = 0; r < n; r++) {
+            devices[r] = r % backend.deviceCount();
+        }
+        RunEnv env = new RunEnv(o.collective.testName() + "_perf", backend.name(), note, backend.toString(),
+                backend.deviceCount(), devices, config);
+        List<Long> sizes = SizeSweep.sizes(o.minBytes, o.maxBytes, o.stepFactor, o.stepBytes);
+        long bufferBytes = sizes.isEmpty() ? 0 : sizes.get(sizes.size() - 1);
+        Communicator[] flex = null;
+        Communicator[] base = null;
+        Workspace ws = null;
+        boolean ok = false;
+        try {
+            flex = FlexLink.initAll(backend, config, devices);
+            ShareMeter fm = new ShareMeter(flex);
+            ShareMeter bm = null;
+            String baselineNote = null;
+            if (o.baseline) {
+                if (fm.hasPrimary()) {
+                    base = FlexLink.initAll(backend, config.with(FlexLinkConfig.PATHS, "primary"), devices);
+                    bm = new ShareMeter(base);
+                    baselineNote = "primary path alone (flexlink.paths=primary), timed out of place after each FlexLink row";
+                } else {
+                    baselineNote = "skipped: this configuration has no primary path (several ranks share a device "
+                            + "or --paths leaves it out), so there is nothing to compare with";
+                    if (o.gate != null) {
+                        throw new FlexLinkException(Result.INVALID_ARGUMENT, "--gate: no baseline is possible here ("
+                                + "no primary path: several ranks share a device or --paths leaves it out)");
+                    }
+                }
+            }
+            ws = new Workspace(backend, devices, bufferBytes);
+            header(env, fm, baselineNote);
+            Sweep sweep = new Sweep(ws, flex, fm, base, new DataCheck(backend));
+            int code = sweep.run(sizes, env);
+            ok = true;
+            return code;
+        } finally {
+            if (!ok) {
+                abort(flex);
+                abort(base);
+            }
+            if (ws != null) {
+                ws.close();
+            }
+            close(flex);
+            close(base);
+        }
+    }
+
+    private void header(RunEnv env, ShareMeter fm, String baselineNote) {
+        out.printf(Locale.ROOT, "# flexlink-perf version %s (nccl-tests compatible) java %s%n",
+                RunEnv.flexlinkVersion(), System.getProperty("java.version"));
+        out.println("# Collective test starting: " + env.program);
+        out.printf(Locale.ROOT, "# nThread 1 nGpus %d minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d "
+                        + "agg iters: 1 validation: %d graph: 0%n",
+                o.ranks, o.minBytes, o.maxBytes, o.stepText(), o.warmup, o.iters, o.check);
+        if (o.blocking != 0) {
+            out.println("# Blocking Enabled: wait after each iteration");
+        }
+        out.println("# Backend: " + env.backend + " (" + env.backendNote + ")");
+        FlexLinkConfig c = env.config;
+        out.printf(Locale.ROOT, "# FlexLink: paths %s (primary %s), auxiliary %s, share %s, chunk %d B, slots %d, "
+                        + "min split %d B%n",
+                String.join(",", c.paths()), fm.hasPrimary() ? "on" : "off", fm.auxPaths(),
+                c.raw(FlexLinkConfig.SHARE), c.chunkBytes(), c.slots(), c.minSplitBytes());
+        if (baselineNote != null) {
+            out.println("# Baseline: " + baselineNote);
+        }
+        out.println("#");
+        out.println("# Using devices");
+        for (int r = 0; r < env.devices.length; r++) {
+            out.printf(Locale.ROOT, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s%n",
+                    r, 0, env.pid, env.host, env.devices[r], env.backend, env.backendDescription);
+        }
+        out.flush();
+    }
+
+    /** The loops over types, operations, roots and sizes. */
+    private final class Sweep {
+        private final Workspace ws;
+        private final Communicator[] flex;
+        private final ShareMeter fm;
+        private final Communicator[] base;
+        private final DataCheck check;
+        private final List<Row> rows = new ArrayList<>();
+
+        Sweep(Workspace ws, Communicator[] flex, ShareMeter fm, Communicator[] base, DataCheck check) {
+            this.ws = ws;
+            this.flex = flex;
+            this.fm = fm;
+            this.base = base;
+            this.check = check;
+        }
+
+        int run(List<Long> sizes, RunEnv env) throws IOException {
+            Collective c = o.collective;
+            List<ReduceOp> ops = o.rowOps();
+            List<Integer> roots = o.rowRoots();
+            ResultTable table = new ResultTable(out, fm.auxPaths(), o.check > 0, base != null);
+            table.header();
+            Progress progress = new Progress(err, o.types.size() * ops.size() * roots.size() * sizes.size());
+            long index = 0;
+            for (DataType type : o.types) {
+                for (ReduceOp op : ops) {
+                    for (int root : roots) {
+                        for (long size : sizes) {
+                            progress.update((int) index + 1, type.ncclName() + " " + op.ncclName() + " " + size + " B");
+                            Row row = row(c, type, op, root, size, index++);
+                            progress.clear();
+                            table.row(row);
+                            rows.add(row);
+                        }
+                    }
+                }
+            }
+            progress.clear();
+            Gate gate = o.gate == null ? null : Gate.parse(o.gate);
+            boolean gatePassed = gate == null || gate.check(rows);
+            if (gate != null) {
+                reportGate(gate, gatePassed);
+            }
+            table.footer(env.program);
+            String title = String.format(Locale.ROOT, "%s, %d ranks, %s backend", c.testName(), o.ranks, env.backend);
+            if (o.json != null) {
+                JsonReport.write(o.json, o, env, fm.auxPaths(), rows, fm, base == null ? null : new ShareMeter(base),
+                        table, gate, gatePassed);
+            }
+            if (o.plot != null) {
+                PlotWriter.write(o.plot, title, rows, fm.auxPaths());
+            }
+            if (table.wrong() != 0) {
+                err.println("flexlink-perf: " + table.wrong() + " wrong elements (see #wrong)");
+                return PerfMain.EXIT_FAILED;
+            }
+            return gatePassed ? PerfMain.EXIT_OK : PerfMain.EXIT_GATE;
+        }
+
+        private void reportGate(Gate gate, boolean passed) {
+            if (passed) {
+                out.println("# Gate: passed (" + gate.describe() + ")");
+                return;
+            }
+            out.println("# Gate: FAILED (" + gate.describe() + ") in " + gate.failures().size() + " of "
+                    + rows.size() + " rows:");
+            for (String f : gate.failures()) {
+                out.println("#   " + f);
+            }
+            err.println("flexlink-perf: gate failed in " + gate.failures().size() + " rows (" + gate.describe() + ")");
+        }
+
+        private Row row(Collective c, DataType type, ReduceOp op, int root, long size, long index) {
+            SizeSweep.Shape s = SizeSweep.shape(c, size, type, o.ranks);
+            Row row = new Row(s.bytes, s.count, type, c.reduces() ? op : null, root);
+            long seed = o.seed + 2 * index;
+            fm.mark();
+            row.outOfPlace = measure(flex, c, s, type, op, root, false, o.warmup, seed, row);
+            row.inPlace = measure(flex, c, s, type, op, root, true, Math.min(1, o.warmup), seed + 1, row);
+            row.shares = fm.sharesSinceMark();
+            if (base != null) {
+                ws.layout(c, s.count, type, false);
+                ws.warm(base, c, s.count, type, op, root, o.warmup);
+                row.baseline = run(c, s, ws.time(base, c, s.count, type, op, root, o.iters, o.blocking != 0), -1);
+            }
+            return row;
+        }
+
+        private Row.Run measure(Communicator[] comms, Collective c, SizeSweep.Shape s, DataType type, ReduceOp op,
+                                int root, boolean inPlace, int warm, long seed, Row row) {
+            ws.layout(c, s.count, type, inPlace);
+            ws.warm(comms, c, s.count, type, op, root, warm);
+            double sec = ws.time(comms, c, s.count, type, op, root, o.iters, o.blocking != 0);
+            long wrong = -1;
+            if (o.check > 0) {
+                check.prepare(ws, c, s.count, type, op, root, seed);
+                ws.enqueue(comms, c, s.count, type, op, root);
+                ws.synchronize();
+                wrong = check.verify(ws);
+                if (wrong > 0) {
+                    err.println("flexlink-perf: " + row.label() + (inPlace ? " in place" : " out of place") + ": "
+                            + wrong + " wrong elements, e.g. " + String.join("; ", check.errors()));
+                }
+            }
+            return run(c, s, sec, wrong);
+        }
+
+        private Row.Run run(Collective c, SizeSweep.Shape s, double sec, long wrong) {
+            double algBw = sec > 0 ? s.bytes / 1e9 / sec : 0;
+            return new Row.Run(sec * 1e6, algBw, algBw * c.busFactor(o.ranks), wrong);
+        }
+    }
+
+    private static void abort(Communicator[] comms) {
+        if (comms == null) {
+            return;
+        }
+        for (Communicator c : comms) {
+            try {
+                c.abort();
+            } catch (RuntimeException e) {
+                // best effort
+            }
+        }
+    }
+
+    private static void close(Communicator[] comms) {
+        if (comms == null) {
+            return;
+        }
+        for (Communicator c : comms) {
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                // best effort
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package io.flexlink.bench;
+
+import io.flexlink.FlexLink;
+import io.flexlink.config.FlexLinkConfig;
+import java.net.InetAddress;
+
+/** Where a run happens: backend, devices, configuration, versions; printed in the header and the JSON. */
+final class RunEnv {
+    final String program;
+    final String backend;
+    /** Why this backend (one line), e.g. that no GPU was found. */
+    final String backendNote;
+    final String backendDescription;
+    final int deviceCount;
+    final int[] devices;
+    final FlexLinkConfig config;
+    final String host;
+    final long pid;
+
+    RunEnv(String program, String backend, String backendNote, String backendDescription, int deviceCount,
+           int[] devices, FlexLinkConfig config) {
+        this.program = program;
+        this.backend = backend;
+        this.backendNote = backendNote;
+        this.backendDescription = backendDescription;
+        this.deviceCount = deviceCount;
+        this.devices = devices;
+        this.config = config;
+        this.host = hostName();
+        this.pid = ProcessHandle.current().pid();
+    }
+
+    static String flexlinkVersion() {
+        return FlexLink.VERSION;
+    }
+
+    static String javaVersion() {
+        return System.getProperty("java.version") + " (" + System.getProperty("java.vm.name") + ")";
+    }
+
+    private static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            String h = System.getenv("HOSTNAME");
+            return h == null ? "localhost" : h;
+        }
+    }
+}
