@@ -1,0 +1,365 @@
+package io.flexlink.cuda;
+
+import io.flexlink.FlexLink;
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.Stream;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.PrimaryTransport;
+import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.topo.Topology;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.bytedeco.cuda.cudart.CUstream_st;
+import org.bytedeco.cuda.global.cudart;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The CUDA backend: cudaMalloc'd device memory, {@code cudaHostAlloc(Portable | Mapped)} pinned memory
+ * whose counters streams wait on with {@code cuStreamWaitValue32}, non-blocking streams, NVRTC-compiled
+ * reduction kernels and NCCL as the primary transport. Shared staging memory is found by name in a
+ * registry of this process; names carry the process id ({@code flexlink-cuda-<pid>-<random>}) so that a
+ * later multi-process version can map them from {@code /dev/shm} and {@code cudaHostRegister} them.
+ */
+public final class CudaBackend implements Backend {
+    static final Logger LOG = LoggerFactory.getLogger(CudaBackend.class);
+
+    private final FlexLinkConfig config;
+    private final int devices;
+    private final ReduceKernels kernels;
+    private final NcclTransport nccl;
+    private final Topology topology;
+    private final PinnedAllocator host = new PinnedAllocator(this);
+    private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
+    private final LongObjectMap<CudaStream> wrapped = new LongObjectMap<>();
+    private final CudaStream[] defaultStreams;
+    private final SyncCopies sync;
+    private final boolean[] memOpsChecked;
+    private final AtomicLong deviceBytes = new AtomicLong();
+    private volatile boolean closed;
+
+    CudaBackend(FlexLinkConfig config) {
+        this.config = config;
+        this.devices = CudaLibraries.deviceCount();
+        this.kernels = new ReduceKernels(new KernelCompiler(), devices);
+        this.nccl = new NcclTransport(this);
+        this.defaultStreams = new CudaStream[devices];
+        this.sync = new SyncCopies(this, devices);
+        this.memOpsChecked = new boolean[devices];
+        int[] driver = new int[1];
+        cudart.cudaDriverGetVersion(driver);
+        this.topology = NvmlTopology.detect("flexlink " + FlexLink.VERSION + ", " + nccl.describe() + ", driver "
+                + driver[0] / 1000 + "." + (driver[0] % 1000) / 10);
+        // Streams beyond this many per device share hardware queues in submission order; a stream blocked
+        // in cuStreamWaitValue32 then blocks its queue-mates, which can deadlock several ranks per GPU.
+        String conns = System.getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+        if (conns == null) {
+            LOG.info("INIT cuda backend: CUDA_DEVICE_MAX_CONNECTIONS is unset (CUDA uses 8 hardware queues per"
+                    + " device); with several ranks per GPU set it to 32");
+        }
+        LOG.debug("INIT cuda backend: {} device(s), CUDA_DEVICE_MAX_CONNECTIONS={}", devices, conns);
+    }
+
+    /** Opens the CUDA backend; fails with SYSTEM_ERROR where CUDA, NVRTC or NCCL is missing. */
+    public static CudaBackend open(FlexLinkConfig config) {
+        String reason = CudaBackendProvider.reason();
+        if (reason != null) {
+            throw new FlexLinkException(Result.SYSTEM_ERROR, "backend cuda is not available: " + reason);
+        }
+        return new CudaBackend(config);
+    }
+
+    public FlexLinkConfig config() {
+        return config;
+    }
+
+    /** The GPUs and links NVML reported when the backend opened. */
+    public Topology topology() {
+        return topology;
+    }
+
+    /** GPU models, count, PCIe and NVLink, for the tuning cache (overrides Backend.fingerprint()). */
+    public String fingerprint() {
+        return topology.fingerprint();
+    }
+
+    ReduceKernels kernels() {
+        return kernels;
+    }
+
+    @Override
+    public String name() {
+        return "cuda";
+    }
+
+    @Override
+    public int deviceCount() {
+        return devices;
+    }
+
+    private void checkDevice(int device) {
+        if (device < 0 || device >= devices) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT,
+                    "device: " + device + " is not in [0, " + devices + ") on the cuda backend");
+        }
+    }
+
+    // ---- memory ----
+
+    @Override
+    public DeviceMemory allocate(int device, long bytes) {
+        checkDevice(device);
+        if (bytes < 0) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "bytes: negative size " + bytes);
+        }
+        RawPointer p = new RawPointer();
+        int previous = Devices.enter(device);
+        try {
+            int rc = cudart.cudaMalloc(p, Math.max(bytes, 1));
+            if (rc != 0) {
+                throw new FlexLinkException(rc == cudart.cudaErrorMemoryAllocation ? Result.SYSTEM_ERROR
+                        : Result.UNHANDLED_CUDA_ERROR, "cudaMalloc(" + bytes + " B on device " + device + "): "
+                        + CudaLibraries.cudaError(rc));
+            }
+        } finally {
+            Devices.exit(previous);
+        }
+        deviceBytes.addAndGet(bytes);
+        return new CudaDeviceMemory(this, p.address(), bytes, device);
+    }
+
+    void freed(long bytes) {
+        deviceBytes.addAndGet(-bytes);
+    }
+
+    @Override
+    public PinnedMemory allocatePinned(long bytes) {
+        return host.allocate(bytes, null);
+    }
+
+    @Override
+    public PinnedMemory createShared(long bytes) {
+        return host.createShared(bytes);
+    }
+
+    @Override
+    public PinnedMemory openShared(String name, long bytes) {
+        return host.openShared(name, bytes);
+    }
+
+    void releasePinned(CudaPinnedMemory m) {
+        host.release(m);
+    }
+
+    /** Device bytes allocated through this backend and not yet freed (leak checks). */
+    public long liveDeviceBytes() {
+        return deviceBytes.get();
+    }
+
+    /** Pinned bytes allocated through this backend and not yet freed (leak checks). */
+    public long livePinnedBytes() {
+        return host.liveBytes();
+    }
+
+    /** Streams created or wrapped and not yet closed (leak checks). */
+    public int liveStreams() {
+        return streams.size();
+    }
+
+    // ---- streams and events ----
+
+    @Override
+    public RuntimeStream createStream(int device, String label) {
+        checkDevice(device);
+        checkMemOps(device);
+        kernels.forDevice(device); // compile or load the kernels at init, not at the first reduction
+        CudaStream s = new CudaStream(this, device, label, newStream(device, label), true);
+        streams.add(s);
+        return s;
+    }
+
+    static CUstream_st newStream(int device, String label) {
+        CUstream_st h = new CUstream_st();
+        int previous = Devices.enter(device);
+        try {
+            CudaCheck.rt(cudart.cudaStreamCreateWithFlags(h, cudart.cudaStreamNonBlocking),
+                    "cudaStreamCreateWithFlags(" + label + ", device " + device + ")");
+        } finally {
+            Devices.exit(previous);
+        }
+        return h;
+    }
+
+    /**
+     * A stream that enqueues onto a {@code cudaStream_t} FlexLink does not own (a framework's, or one
+     * made with bytedeco's cudart), for {@code device} (the legacy default stream when the address is 0).
+     * Wrappers are cached per address, so steady-state calls allocate nothing; closing one only forgets it.
+     * The device of a non-default stream is asked from CUDA; a stream of another device then fails the
+     * communicator's device check.
+     */
+    public CudaStream wrapStream(long streamAddress, int device) {
+        if (streamAddress == 0) {
+            checkDevice(device);
+            CudaStream s = defaultStreams[device];
+            return s != null ? s : wrapDefault(device);
+        }
+        CudaStream s = wrapped.get(streamAddress);
+        if (s != null && s.device() == device) {
+            return s;
+        }
+        return wrapForeign(streamAddress, device);
+    }
+
+    private synchronized CudaStream wrapDefault(int device) {
+        CudaStream s = defaultStreams[device];
+        if (s == null) {
+            s = new CudaStream(this, device, "default.d" + device, new RawStream(0), false);
+            streams.add(s);
+            defaultStreams[device] = s;
+        }
+        return s;
+    }
+
+    private synchronized CudaStream wrapForeign(long address, int device) {
+        CudaStream s = wrapped.get(address);
+        if (s != null && s.device() == device) {
+            return s;
+        }
+        RawStream h = new RawStream(address);
+        int[] actual = {device};
+        if (cudart.cudaStreamGetDevice(h, actual) != 0) {
+            actual[0] = device; // a stream CUDA does not know: let the first enqueue report it
+        }
+        if (s != null && s.device() == actual[0]) {
+            return s;
+        }
+        checkDevice(actual[0]);
+        CudaStream w = new CudaStream(this, actual[0], "wrapped.0x" + Long.toHexString(address), h, false);
+        CudaStream old = wrapped.put(address, w);
+        if (old != null) {
+            old.close(); // the address was reused by a stream of another device
+        }
+        streams.add(w);
+        return w;
+    }
+
+    void streamClosed(CudaStream s) {
+        streams.remove(s);
+        if (!s.owned() && s.address() != 0) {
+            synchronized (this) {
+                if (wrapped.get(s.address()) == s) {
+                    wrapped.remove(s.address());
+                }
+            }
+        }
+    }
+
+    @Override
+    public RuntimeEvent createEvent(int device, boolean timing) {
+        checkDevice(device);
+        return CudaEvent.create(device, timing);
+    }
+
+    @Override
+    public RuntimeStream runtimeStream(Stream stream) {
+        if (stream instanceof CudaStream && ((CudaStream) stream).backend() == this) {
+            return (CudaStream) stream;
+        }
+        throw new FlexLinkException(Result.INVALID_ARGUMENT, "stream: " + stream
+                + " was not created by this cuda backend (wrap a cudaStream_t with CudaBackend.wrapStream)");
+    }
+
+    /**
+     * Checks once per device that stream memory operations work: the attribute the driver reports, then
+     * a real {@code cuStreamWriteValue32} + {@code cuStreamWaitValue32} on pinned memory.
+     */
+    private void checkMemOps(int device) {
+        if (memOpsChecked[device]) {
+            return;
+        }
+        synchronized (memOpsChecked) {
+            if (memOpsChecked[device]) {
+                return;
+            }
+            int[] nor = new int[1];
+            int[] mem64 = new int[1];
+            cudart.cuDeviceGetAttribute(nor, cudart.CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, device);
+            cudart.cuDeviceGetAttribute(mem64, cudart.CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, device);
+            LOG.debug("INIT device {}: CAN_USE_STREAM_WAIT_VALUE_NOR={} CAN_USE_64_BIT_STREAM_MEM_OPS={}",
+                    device, nor[0], mem64[0]);
+            PinnedMemory flag = allocatePinned(64);
+            CUstream_st h = newStream(device, "memops-check");
+            try {
+                long a = flag.deviceAddress();
+                int rc = cudart.cuStreamWriteValue32(h, a, 1, cudart.CU_STREAM_WRITE_VALUE_DEFAULT);
+                if (rc == 0) {
+                    rc = cudart.cuStreamWaitValue32(h, a, 1, cudart.CU_STREAM_WAIT_VALUE_GEQ);
+                }
+                int src = cudart.cudaStreamSynchronize(h);
+                if (rc != 0 || src != 0 || flag.readCounter(0) != 1) {
+                    throw new FlexLinkException(Result.SYSTEM_ERROR, "device " + device + " ("
+                            + topology.gpu(device).model() + ") cannot run stream memory operations"
+                            + " (cuStreamWaitValue32/cuStreamWriteValue32), which the PCIe path needs: "
+                            + (rc != 0 ? CudaLibraries.driverError(rc) : src != 0 ? CudaLibraries.cudaError(src)
+                            : "the written value did not arrive"));
+                }
+            } finally {
+                cudart.cudaStreamDestroy(h);
+                flag.close();
+            }
+            memOpsChecked[device] = true;
+        }
+    }
+
+    // ---- synchronous helpers ----
+
+    @Override
+    public void upload(long dst, ByteBuffer src) {
+        sync.upload(dst, src);
+    }
+
+    @Override
+    public void download(ByteBuffer dst, long src) {
+        sync.download(dst, src);
+    }
+
+    @Override
+    public void fill(long dst, long bytes, byte value) {
+        sync.fill(dst, bytes, value);
+    }
+
+    @Override
+    public PrimaryTransport primaryTransport() {
+        return nccl;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        List<CudaStream> all = new ArrayList<>(streams);
+        for (CudaStream s : all) {
+            s.close();
+        }
+        sync.close();
+        kernels.close();
+        LOG.debug("INIT cuda backend closed: {} device bytes, {} pinned bytes still allocated",
+                deviceBytes.get(), host.liveBytes());
+    }
+
+    @Override
+    public String toString() {
+        return "cuda backend (" + devices + " devices)";
+    }
+}

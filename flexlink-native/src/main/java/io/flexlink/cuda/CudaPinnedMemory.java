@@ -1,0 +1,98 @@
+package io.flexlink.cuda;
+
+import static io.flexlink.cuda.NativeAccess.U;
+
+import io.flexlink.runtime.PinnedMemory;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Pinned host memory from {@code cudaHostAlloc(Portable | Mapped)}, visible to every device at
+ * {@link #deviceAddress()} (from {@code cuMemHostGetDevicePointer}; the host address itself under UVA).
+ * Memory made for sharing is reference-counted: each {@code openShared} takes a reference, each
+ * {@code close} drops one, and the last frees it.
+ */
+final class CudaPinnedMemory implements PinnedMemory {
+    private final CudaBackend backend;
+    private final long hostAddress;
+    private final long deviceAddress;
+    private final long byteSize;
+    private final String name;
+    private final AtomicInteger references = new AtomicInteger(1);
+
+    CudaPinnedMemory(CudaBackend backend, long hostAddress, long deviceAddress, long byteSize, String name) {
+        this.backend = backend;
+        this.hostAddress = hostAddress;
+        this.deviceAddress = deviceAddress;
+        this.byteSize = byteSize;
+        this.name = name;
+    }
+
+    /** Takes one more reference; false when the memory was already released. */
+    boolean retain() {
+        while (true) {
+            int r = references.get();
+            if (r <= 0) {
+                return false;
+            }
+            if (references.compareAndSet(r, r + 1)) {
+                return true;
+            }
+        }
+    }
+
+    @Override
+    public long hostAddress() {
+        return hostAddress;
+    }
+
+    @Override
+    public long deviceAddress() {
+        return deviceAddress;
+    }
+
+    @Override
+    public long byteSize() {
+        return byteSize;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public int readCounter(long offset) {
+        return U.getIntVolatile(null, hostAddress + offset);
+    }
+
+    /**
+     * A plain 4-byte store to pinned memory followed by a full fence: the store leaves the CPU's store
+     * buffer before anything after it, and the GPU polls the word over PCIe (no CPU cache involved).
+     */
+    @Override
+    public void writeCounter(long offset, int value) {
+        U.putIntVolatile(null, hostAddress + offset, value);
+        U.fullFence();
+    }
+
+    @Override
+    public void close() {
+        while (true) {
+            int r = references.get();
+            if (r <= 0) {
+                return;
+            }
+            if (references.compareAndSet(r, r - 1)) {
+                if (r == 1) {
+                    backend.releasePinned(this);
+                }
+                return;
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "CudaPinnedMemory[" + (name == null ? "" : name + ", ") + byteSize + " B]";
+    }
+}

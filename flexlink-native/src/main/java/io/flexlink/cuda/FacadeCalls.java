@@ -1,0 +1,145 @@
+package io.flexlink.cuda;
+
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLinkException;
+import io.flexlink.ReduceOp;
+import io.flexlink.Result;
+import io.flexlink.cuda.NcclFacade.FacadeComm;
+import java.nio.IntBuffer;
+import org.bytedeco.cuda.cudart.CUstream_st;
+import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.javacpp.IntPointer;
+import org.bytedeco.javacpp.Pointer;
+
+/**
+ * The hot path of {@link FlexNccl}'s collectives: handle lookup, stream wrapper lookup, the FlexLink
+ * call, error codes. Nothing here allocates on success. The thread's current device is re-read on
+ * entry (the caller may have changed it) and restored on exit if a launch had to switch it.
+ */
+final class FacadeCalls {
+    private static final ThreadLocal<int[]> SCRATCH_INT = ThreadLocal.withInitial(() -> new int[1]);
+    private static final String[] NAMES = {"ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast",
+        "ncclReduce"};
+
+    private FacadeCalls() {
+    }
+
+    /** {@code which}: 0 AllReduce, 1 AllGather, 2 ReduceScatter, 3 Broadcast, 4 Reduce. */
+    static int collective(int which, Pointer sendbuff, Pointer recvbuff, long count, int datatype, int op, int root,
+                          ncclComm comm, CUstream_st stream) {
+        FacadeComm c = NcclFacade.lookup(comm);
+        if (c == null) {
+            return Result.INVALID_ARGUMENT.code();
+        }
+        int entry = -1;
+        try {
+            entry = Devices.refresh();
+            DataType t = FlexNccl.type(datatype);
+            ReduceOp o = which == 1 || which == 3 ? ReduceOp.SUM : FlexNccl.op(op);
+            CudaStream s = c.stream(stream);
+            long send = NcclFacade.address(sendbuff);
+            long recv = NcclFacade.address(recvbuff);
+            Communicator x = c.comm;
+            switch (which) {
+                case 0: x.allReduce(send, recv, count, t, o, s); break;
+                case 1: x.allGather(send, recv, count, t, s); break;
+                case 2: x.reduceScatter(send, recv, count, t, o, s); break;
+                case 3: x.broadcast(send, recv, count, t, root, s); break;
+                default: x.reduce(send, recv, count, t, o, root, s);
+            }
+            return Result.SUCCESS.code();
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed(NAMES[which], e);
+        } catch (RuntimeException | LinkageError e) {
+            return NcclFacade.internal(NAMES[which], e);
+        } finally {
+            restore(entry);
+        }
+    }
+
+    /** ncclSend/ncclRecv through NCCL itself; ncclInvalidUsage when the communicator has no NCCL path. */
+    static int p2p(boolean send, Pointer buff, long count, int datatype, int peer, ncclComm comm, CUstream_st stream) {
+        FacadeComm c = NcclFacade.lookup(comm);
+        if (c == null) {
+            return Result.INVALID_ARGUMENT.code();
+        }
+        if (c.nccl == null) {
+            NcclFacade.LOG.debug("COLL {}: communicator has no NCCL path (several ranks on one GPU?)",
+                    send ? "ncclSend" : "ncclRecv");
+            return Result.INVALID_USAGE.code();
+        }
+        int entry = -1;
+        try {
+            entry = Devices.refresh();
+            CudaStream s = c.stream(stream);
+            NcclFacade.joinGroupForP2p();
+            long a = NcclFacade.address(buff);
+            return send ? c.nccl.send(a, count, datatype, peer, s.handle()) : c.nccl.recv(a, count, datatype, peer, s.handle());
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed(send ? "ncclSend" : "ncclRecv", e);
+        } catch (RuntimeException | LinkageError e) {
+            return NcclFacade.internal(send ? "ncclSend" : "ncclRecv", e);
+        } finally {
+            restore(entry);
+        }
+    }
+
+    /** Queries of a communicator: 0 async error, 1 count, 2 device, 3 rank. */
+    private static int query(ncclComm comm, int what) {
+        FacadeComm c = NcclFacade.lookup(comm);
+        if (c == null) {
+            return -1;
+        }
+        switch (what) {
+            case 0: {
+                int code = c.comm.getAsyncError().code();
+                if (code == Result.SUCCESS.code() && c.nccl != null) {
+                    int[] t = SCRATCH_INT.get();
+                    int rc = c.nccl.asyncError(t);
+                    code = rc != Result.SUCCESS.code() ? rc : t[0];
+                }
+                return code;
+            }
+            case 1: return c.comm.size();
+            case 2: return c.device;
+            default: return c.comm.rank();
+        }
+    }
+
+    static int answer(ncclComm comm, int what, Object out) {
+        if (out == null) {
+            return Result.INVALID_ARGUMENT.code();
+        }
+        int v;
+        try {
+            v = query(comm, what);
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed("ncclComm query", e);
+        } catch (RuntimeException | LinkageError e) {
+            return NcclFacade.internal("ncclComm query", e);
+        }
+        if (v < 0) {
+            return Result.INVALID_ARGUMENT.code();
+        }
+        if (out instanceof int[]) {
+            int[] a = (int[]) out;
+            if (a.length < 1) {
+                return Result.INVALID_ARGUMENT.code();
+            }
+            a[0] = v;
+        } else if (out instanceof IntBuffer) {
+            IntBuffer b = (IntBuffer) out;
+            b.put(b.position(), v);
+        } else {
+            ((IntPointer) out).put(0, v);
+        }
+        return Result.SUCCESS.code();
+    }
+
+    private static void restore(int entry) {
+        if (entry >= 0 && Devices.current() != entry) {
+            Devices.use(entry);
+        }
+    }
+}

@@ -1,0 +1,350 @@
+package io.flexlink.cuda;
+
+import static io.flexlink.cuda.NativeAccess.U;
+
+import io.flexlink.DataType;
+import io.flexlink.FlexLinkException;
+import io.flexlink.ReduceOp;
+import io.flexlink.Result;
+import io.flexlink.UniqueId;
+import io.flexlink.cuda.NcclFacade.FacadeComm;
+import java.nio.IntBuffer;
+import org.bytedeco.cuda.cudart.CUstream_st;
+import org.bytedeco.cuda.global.nccl;
+import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.cuda.nccl.ncclUniqueId;
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.IntPointer;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.PointerPointer;
+
+/**
+ * A drop-in for {@code org.bytedeco.cuda.global.nccl}: the same static methods with the same
+ * signatures and constants, backed by FlexLink communicators on the CUDA backend. A program written
+ * with {@code import static org.bytedeco.cuda.global.nccl.*;} compiles and runs unchanged with
+ * {@code import static io.flexlink.cuda.FlexNccl.*;}. docs/migration.md says what differs.
+ *
+ * <p>Every method returns an {@code ncclResult_t} code and never throws: FlexLink's errors carry NCCL's
+ * codes; anything unexpected is {@link #ncclInternalError}, logged. A communicator is a handle into
+ * a table (the user's {@link ncclComm} gets a non-dereferenceable handle value as its address).
+ * Buffers are {@code address() + position()} bytes, exactly what bytedeco passes for a {@code void*}.
+ * Steady-state collectives allocate nothing.
+ */
+@SuppressWarnings("rawtypes")
+public final class FlexNccl {
+    // ---- constants, with bytedeco's values (the NCCL headers the presets were built from) ----
+    public static final int NCCL_MAJOR = 2;
+    public static final int NCCL_MINOR = 29;
+    public static final int NCCL_PATCH = 3;
+    public static final String NCCL_SUFFIX = "";
+    public static final int NCCL_VERSION_CODE = 22903;
+    public static final int NCCL_UNIQUE_ID_BYTES = 128;
+    // (NCCL_VERSION_CODE describes the headers; ncclGetVersion reports the library actually loaded)
+
+    public static final int ncclSuccess = 0;
+    public static final int ncclUnhandledCudaError = 1;
+    public static final int ncclSystemError = 2;
+    public static final int ncclInternalError = 3;
+    public static final int ncclInvalidArgument = 4;
+    public static final int ncclInvalidUsage = 5;
+    public static final int ncclRemoteError = 6;
+    public static final int ncclInProgress = 7;
+    public static final int ncclNumResults = 8;
+
+    public static final int ncclSum = 0;
+    public static final int ncclProd = 1;
+    public static final int ncclMax = 2;
+    public static final int ncclMin = 3;
+    public static final int ncclAvg = 4;
+    public static final int ncclNumOps = 5;
+
+    public static final int ncclInt8 = 0;
+    public static final int ncclChar = 0;
+    public static final int ncclUint8 = 1;
+    public static final int ncclInt32 = 2;
+    public static final int ncclInt = 2;
+    public static final int ncclUint32 = 3;
+    public static final int ncclInt64 = 4;
+    public static final int ncclUint64 = 5;
+    public static final int ncclFloat16 = 6;
+    public static final int ncclHalf = 6;
+    public static final int ncclFloat32 = 7;
+    public static final int ncclFloat = 7;
+    public static final int ncclFloat64 = 8;
+    public static final int ncclDouble = 8;
+    public static final int ncclBfloat16 = 9;
+    public static final int ncclFloat8e4m3 = 10;
+    public static final int ncclFloat8e5m2 = 11;
+    public static final int ncclNumTypes = 12;
+
+    private static final BytePointer[] ERROR_STRINGS = new BytePointer[ncclNumResults + 1];
+
+    private FlexNccl() {
+    }
+
+    // ---- version, ids, errors ----
+
+    public static int ncclGetVersion(IntPointer version) {
+        int[] v = new int[1];
+        int rc = ncclGetVersion(v);
+        if (rc == ncclSuccess) {
+            version.put(0, v[0]);
+        }
+        return rc;
+    }
+
+    public static int ncclGetVersion(IntBuffer version) {
+        int[] v = new int[1];
+        int rc = ncclGetVersion(v);
+        if (rc == ncclSuccess) {
+            version.put(version.position(), v[0]);
+        }
+        return rc;
+    }
+
+    /** The version of the NCCL library underneath (FlexLink follows its semantics). */
+    public static int ncclGetVersion(int[] version) {
+        if (version == null || version.length < 1) {
+            return ncclInvalidArgument;
+        }
+        try {
+            if (!CudaLibraries.ncclAvailable()) {
+                NcclFacade.LOG.debug("COLL ncclGetVersion: {}", CudaLibraries.ncclUnavailableReason());
+                return ncclSystemError;
+            }
+            return nccl.ncclGetVersion(version);
+        } catch (RuntimeException | LinkageError e) {
+            return NcclFacade.internal("ncclGetVersion", e);
+        }
+    }
+
+    /** Writes a fresh FlexLink unique id (128 bytes, like NCCL's) into {@code uniqueId}. */
+    public static int ncclGetUniqueId(ncclUniqueId uniqueId) {
+        if (uniqueId == null || uniqueId.address() == 0) {
+            return ncclInvalidArgument;
+        }
+        byte[] b = UniqueId.random().toBytes();
+        U.copyMemory(b, U.arrayBaseOffset(byte[].class), null, idAddress(uniqueId), NCCL_UNIQUE_ID_BYTES);
+        return ncclSuccess;
+    }
+
+    static long idAddress(ncclUniqueId id) {
+        return id.address() + id.position() * NCCL_UNIQUE_ID_BYTES;
+    }
+
+    /** FlexLink's text for each result code (a cached native string, like NCCL's static ones). */
+    public static BytePointer ncclGetErrorString(int result) {
+        int i = result >= 0 && result < ncclNumResults ? result : ncclNumResults;
+        BytePointer s = ERROR_STRINGS[i];
+        if (s == null) {
+            synchronized (ERROR_STRINGS) {
+                s = ERROR_STRINGS[i];
+                if (s == null) {
+                    s = new BytePointer(i < ncclNumResults ? Result.fromCode(i).description() : "unknown result code");
+                    ERROR_STRINGS[i] = s;
+                }
+            }
+        }
+        return s;
+    }
+
+    // ---- communicators ----
+
+    public static int ncclCommInitRank(ncclComm comm, int nranks, ncclUniqueId commId, int rank) {
+        if (comm == null) {
+            return ncclInvalidArgument;
+        }
+        long[] h = new long[1];
+        int rc = FacadeInit.initRank(h, nranks, commId, rank);
+        if (rc == ncclSuccess) {
+            NcclFacade.setAddress(comm, h[0]);
+        }
+        return rc;
+    }
+
+    public static int ncclCommInitRank(PointerPointer comm, int nranks, ncclUniqueId commId, int rank) {
+        if (comm == null || comm.address() == 0) {
+            return ncclInvalidArgument;
+        }
+        long[] h = new long[1];
+        int rc = FacadeInit.initRank(h, nranks, commId, rank);
+        if (rc == ncclSuccess) {
+            U.putLong(comm.address() + 8 * comm.position(), h[0]);
+        }
+        return rc;
+    }
+
+    /** With one {@link ncclComm} object only {@code ndev == 1} is meaningful; use a PointerPointer for several. */
+    public static int ncclCommInitAll(ncclComm comm, int ndev, IntPointer devlist) {
+        return FacadeInit.initAllOne(comm, ndev, FacadeInit.devices(ndev, devlist));
+    }
+
+    public static int ncclCommInitAll(ncclComm comm, int ndev, IntBuffer devlist) {
+        return FacadeInit.initAllOne(comm, ndev, FacadeInit.devices(ndev, devlist));
+    }
+
+    public static int ncclCommInitAll(ncclComm comm, int ndev, int[] devlist) {
+        return FacadeInit.initAllOne(comm, ndev, FacadeInit.devices(ndev, devlist));
+    }
+
+    public static int ncclCommInitAll(PointerPointer comms, int ndev, IntPointer devlist) {
+        return FacadeInit.initAllMany(comms, ndev, FacadeInit.devices(ndev, devlist));
+    }
+
+    public static int ncclCommInitAll(PointerPointer comms, int ndev, IntBuffer devlist) {
+        return FacadeInit.initAllMany(comms, ndev, FacadeInit.devices(ndev, devlist));
+    }
+
+    public static int ncclCommInitAll(PointerPointer comms, int ndev, int[] devlist) {
+        return FacadeInit.initAllMany(comms, ndev, FacadeInit.devices(ndev, devlist));
+    }
+
+    /** Waits for the communicator's work, then frees it. */
+    public static int ncclCommDestroy(ncclComm comm) {
+        FacadeComm c = NcclFacade.remove(comm);
+        if (c == null) {
+            return ncclInvalidArgument;
+        }
+        try {
+            c.comm.close();
+            return ncclSuccess;
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed("ncclCommDestroy", e);
+        } catch (RuntimeException | LinkageError e) {
+            return NcclFacade.internal("ncclCommDestroy", e);
+        }
+    }
+
+    /** Stops the communicator's work (streams blocked in it are released) and frees it. */
+    public static int ncclCommAbort(ncclComm comm) {
+        FacadeComm c = NcclFacade.remove(comm);
+        if (c == null) {
+            return ncclInvalidArgument;
+        }
+        try {
+            c.comm.abort();
+            return ncclSuccess;
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed("ncclCommAbort", e);
+        } catch (RuntimeException | LinkageError e) {
+            return NcclFacade.internal("ncclCommAbort", e);
+        }
+    }
+
+    public static int ncclCommGetAsyncError(ncclComm comm, IntPointer asyncError) {
+        return FacadeCalls.answer(comm, 0, asyncError);
+    }
+
+    public static int ncclCommGetAsyncError(ncclComm comm, IntBuffer asyncError) {
+        return FacadeCalls.answer(comm, 0, asyncError);
+    }
+
+    public static int ncclCommGetAsyncError(ncclComm comm, int[] asyncError) {
+        return FacadeCalls.answer(comm, 0, asyncError);
+    }
+
+    public static int ncclCommCount(ncclComm comm, IntPointer count) {
+        return FacadeCalls.answer(comm, 1, count);
+    }
+
+    public static int ncclCommCount(ncclComm comm, IntBuffer count) {
+        return FacadeCalls.answer(comm, 1, count);
+    }
+
+    public static int ncclCommCount(ncclComm comm, int[] count) {
+        return FacadeCalls.answer(comm, 1, count);
+    }
+
+    public static int ncclCommCuDevice(ncclComm comm, IntPointer device) {
+        return FacadeCalls.answer(comm, 2, device);
+    }
+
+    public static int ncclCommCuDevice(ncclComm comm, IntBuffer device) {
+        return FacadeCalls.answer(comm, 2, device);
+    }
+
+    public static int ncclCommCuDevice(ncclComm comm, int[] device) {
+        return FacadeCalls.answer(comm, 2, device);
+    }
+
+    public static int ncclCommUserRank(ncclComm comm, IntPointer rank) {
+        return FacadeCalls.answer(comm, 3, rank);
+    }
+
+    public static int ncclCommUserRank(ncclComm comm, IntBuffer rank) {
+        return FacadeCalls.answer(comm, 3, rank);
+    }
+
+    public static int ncclCommUserRank(ncclComm comm, int[] rank) {
+        return FacadeCalls.answer(comm, 3, rank);
+    }
+
+    // ---- collectives ----
+
+    public static int ncclAllReduce(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int op,
+                                    ncclComm comm, CUstream_st stream) {
+        return FacadeCalls.collective(0, sendbuff, recvbuff, count, datatype, op, 0, comm, stream);
+    }
+
+    public static int ncclAllGather(Pointer sendbuff, Pointer recvbuff, long sendcount, int datatype,
+                                    ncclComm comm, CUstream_st stream) {
+        return FacadeCalls.collective(1, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm, stream);
+    }
+
+    public static int ncclReduceScatter(Pointer sendbuff, Pointer recvbuff, long recvcount, int datatype, int op,
+                                        ncclComm comm, CUstream_st stream) {
+        return FacadeCalls.collective(2, sendbuff, recvbuff, recvcount, datatype, op, 0, comm, stream);
+    }
+
+    public static int ncclBroadcast(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int root,
+                                    ncclComm comm, CUstream_st stream) {
+        return FacadeCalls.collective(3, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, stream);
+    }
+
+    public static int ncclReduce(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int op, int root,
+                                 ncclComm comm, CUstream_st stream) {
+        return FacadeCalls.collective(4, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
+    }
+
+    /** Passed through to NCCL's ncclSend on the communicator's primary path (FlexLink does not split it). */
+    public static int ncclSend(Pointer sendbuff, long count, int datatype, int peer, ncclComm comm,
+                               CUstream_st stream) {
+        return FacadeCalls.p2p(true, sendbuff, count, datatype, peer, comm, stream);
+    }
+
+    /** Passed through to NCCL's ncclRecv on the communicator's primary path. */
+    public static int ncclRecv(Pointer recvbuff, long count, int datatype, int peer, ncclComm comm,
+                               CUstream_st stream) {
+        return FacadeCalls.p2p(false, recvbuff, count, datatype, peer, comm, stream);
+    }
+
+    public static int ncclGroupStart() {
+        try {
+            NcclFacade.groupStart();
+            return ncclSuccess;
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed("ncclGroupStart", e);
+        } catch (RuntimeException | LinkageError e) {
+            return NcclFacade.internal("ncclGroupStart", e);
+        }
+    }
+
+    public static int ncclGroupEnd() {
+        try {
+            NcclFacade.groupEnd();
+            return ncclSuccess;
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed("ncclGroupEnd", e);
+        } catch (RuntimeException | LinkageError e) {
+            return NcclFacade.internal("ncclGroupEnd", e);
+        }
+    }
+
+    static DataType type(int datatype) {
+        return DataType.fromCode(datatype);
+    }
+
+    static ReduceOp op(int op) {
+        return ReduceOp.fromCode(op);
+    }
+}

@@ -1,0 +1,101 @@
+package io.flexlink.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * FlexNccl mirrors org.bytedeco.cuda.global.nccl exactly: every overload of every mirrored function
+ * with the same parameter and return types, and every constant with the same type and value. bytedeco's
+ * class is loaded without being initialized (its initializer loads native libraries).
+ */
+class FlexNcclSignatureTest {
+    static final String BYTEDECO = "org.bytedeco.cuda.global.nccl";
+
+    static final List<String> MIRRORED = List.of("ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRank",
+            "ncclCommInitAll", "ncclCommDestroy", "ncclCommAbort", "ncclCommGetAsyncError", "ncclCommCount",
+            "ncclCommCuDevice", "ncclCommUserRank", "ncclGetErrorString", "ncclAllReduce", "ncclAllGather",
+            "ncclReduceScatter", "ncclBroadcast", "ncclReduce", "ncclSend", "ncclRecv", "ncclGroupStart",
+            "ncclGroupEnd");
+
+    static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
+            "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
+            "ncclInvalidUsage", "ncclRemoteError", "ncclInProgress", "ncclNumResults",
+            "ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg", "ncclNumOps",
+            "ncclInt8", "ncclChar", "ncclUint8", "ncclInt32", "ncclInt", "ncclUint32", "ncclInt64", "ncclUint64",
+            "ncclFloat16", "ncclHalf", "ncclFloat32", "ncclFloat", "ncclFloat64", "ncclDouble", "ncclBfloat16",
+            "ncclFloat8e4m3", "ncclFloat8e5m2", "ncclNumTypes");
+
+    private static Class<?> bytedeco() throws ClassNotFoundException {
+        return Class.forName(BYTEDECO, false, FlexNcclSignatureTest.class.getClassLoader());
+    }
+
+    private static String signature(Method m) {
+        return m.getReturnType().getName() + " " + m.getName() + Arrays.stream(m.getParameterTypes())
+                .map(Class::getName).collect(Collectors.joining(", ", "(", ")"));
+    }
+
+    private static Set<String> publicStatic(Class<?> c, String name) {
+        Set<String> out = new TreeSet<>();
+        for (Method m : c.getDeclaredMethods()) {
+            int mod = m.getModifiers();
+            if (Modifier.isPublic(mod) && Modifier.isStatic(mod) && (name == null || m.getName().equals(name))) {
+                out.add(signature(m));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void everyMirroredFunctionHasExactlyBytedecosOverloads() throws Exception {
+        Class<?> theirs = bytedeco();
+        for (String name : MIRRORED) {
+            Set<String> expected = publicStatic(theirs, name);
+            assertTrue(!expected.isEmpty(), "bytedeco has no " + name);
+            assertEquals(expected, publicStatic(FlexNccl.class, name), name);
+        }
+    }
+
+    @Test
+    void flexNcclHasNoOtherPublicMethods() {
+        for (String s : publicStatic(FlexNccl.class, null)) {
+            String name = s.substring(s.indexOf(' ') + 1, s.indexOf('('));
+            assertTrue(MIRRORED.contains(name), "FlexNccl." + s + " is not a mirrored NCCL function");
+        }
+    }
+
+    @Test
+    void everyConstantMatchesBytedecosValue() throws Exception {
+        Class<?> theirs = bytedeco();
+        Map<String, Object> values = ClassFileConstants.read(FlexNcclSignatureTest.class, BYTEDECO);
+        int checked = 0;
+        for (Field f : FlexNccl.class.getDeclaredFields()) {
+            int mod = f.getModifiers();
+            if (!Modifier.isPublic(mod)) {
+                continue;
+            }
+            assertTrue(Modifier.isStatic(mod) && Modifier.isFinal(mod), f.getName());
+            Field t = theirs.getDeclaredField(f.getName()); // no class initialization
+            assertEquals(t.getType(), f.getType(), f.getName());
+            assertTrue(Modifier.isStatic(t.getModifiers()) && Modifier.isFinal(t.getModifiers()), f.getName());
+            assertTrue(values.containsKey(f.getName()), f.getName() + " is not a compile-time constant in bytedeco");
+            assertEquals(values.get(f.getName()), f.get(null), f.getName());
+            checked++;
+        }
+        for (String required : REQUIRED_CONSTANTS) {
+            Field f = FlexNccl.class.getDeclaredField(required);
+            assertTrue(Modifier.isPublic(f.getModifiers()), required);
+        }
+        assertTrue(checked >= REQUIRED_CONSTANTS.size());
+    }
+}

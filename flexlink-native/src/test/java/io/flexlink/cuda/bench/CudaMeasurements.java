@@ -1,0 +1,426 @@
+package io.flexlink.cuda.bench;
+
+import io.flexlink.Collective;
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.ReduceOp;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.cuda.BenchAccess;
+import io.flexlink.cuda.CudaBackend;
+import io.flexlink.cuda.CudaStream;
+import io.flexlink.cuda.FlexNccl;
+import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.testing.CollectiveHarness;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import org.bytedeco.cuda.global.nccl;
+import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.PointerPointer;
+
+/**
+ * Microbenchmarks of the CUDA backend on one GPU, each figure a ratio inside one run (CUDA events,
+ * warm-up, median of many repetitions, random data):
+ * (a) the PCIe path alone (2 ranks on one GPU) against plain concurrent H2D + D2H copies;
+ * (b) the reduce kernel against a D2D copy, and the fused against the staged reduceFromHost consumer;
+ * (c) host enqueue time of an 8-byte AllReduce: FlexLink, the facade, raw bytedeco NCCL;
+ * (d) heap bytes allocated per steady-state call;
+ * (e) the two strided-primary AllGather variants at one rank.
+ * Usage: {@code CudaMeasurements [reps]}.
+ */
+public final class CudaMeasurements {
+    static final long MB = 1 << 20;
+    static int reps = 20;
+    static CudaBackend backend;
+
+    private CudaMeasurements() {
+    }
+
+    public static void main(String[] args) {
+        if (args.length > 0) {
+            reps = Integer.parseInt(args[0]);
+        }
+        backend = CudaBackend.open(FlexLinkConfig.fromEnvironment());
+        try {
+            System.out.println("# FlexLink CUDA measurements on " + backend.topology().describe());
+            // the sections that hold streams on host counters (gated) come last
+            kernels();
+            enqueue();
+            strided();
+            consumersInPath();
+            pcie();
+        } finally {
+            backend.close();
+        }
+    }
+
+    static double median(double[] t) {
+        double[] c = t.clone();
+        Arrays.sort(c);
+        return c[c.length / 2];
+    }
+
+    static void row(String format, Object... args) {
+        System.out.println(String.format(Locale.ROOT, format, args));
+    }
+
+    static void randomize(long address, long bytes, long seed) {
+        ByteBuffer b = ByteBuffer.allocateDirect((int) Math.min(bytes, 64 * MB));
+        SplittableRandom r = new SplittableRandom(seed);
+        while (b.remaining() >= 8) {
+            b.putLong(r.nextLong() & 0x3FFF_FFFF_3FFF_FFFFL); // finite floats, no NaN
+        }
+        for (long off = 0; off < bytes; off += b.capacity()) {
+            b.clear().limit((int) Math.min(b.capacity(), bytes - off));
+            backend.upload(address + off, b);
+        }
+    }
+
+    // ---- (a) PCIe path vs plain concurrent copies ----
+
+    /** Median ms of concurrent D2H and H2D copies of {@code bytes} each on two streams. */
+    static double copiesMillis(long bytes) {
+        RuntimeStream d2h = backend.createStream(0, "bench.d2h");
+        RuntimeStream h2d = backend.createStream(0, "bench.h2d");
+        RuntimeEvent start = backend.createEvent(0, true);
+        RuntimeEvent mid = backend.createEvent(0, false);
+        RuntimeEvent end = backend.createEvent(0, true);
+        double[] t = new double[reps];
+        try (DeviceMemory a = backend.allocate(0, bytes); DeviceMemory b = backend.allocate(0, bytes);
+             PinnedMemory ha = backend.allocatePinned(bytes); PinnedMemory hb = backend.allocatePinned(bytes)) {
+            randomize(a.address(), bytes, 1);
+            for (int i = -3; i < reps; i++) {
+                d2h.record(start);
+                h2d.waitEvent(start);
+                d2h.copy(ha.deviceAddress(), a.address(), bytes);
+                h2d.copy(b.address(), hb.deviceAddress(), bytes);
+                h2d.record(mid);
+                d2h.waitEvent(mid);
+                d2h.record(end);
+                end.synchronize();
+                if (i >= 0) {
+                    t[i] = end.elapsedMillis(start);
+                }
+            }
+        } finally {
+            d2h.close();
+            h2d.close();
+            start.close();
+            mid.close();
+            end.close();
+        }
+        return median(t);
+    }
+
+    /**
+     * One collective on 2 ranks of GPU 0 over the PCIe path alone: {median GPU ms, median host ms to
+     * enqueue both ranks}. Gated: both user streams first wait on a host counter that is written only
+     * once both ranks are enqueued, so that the GPU time excludes this one thread's enqueue of rank 0
+     * before rank 1 (real ranks enqueue concurrently).
+     */
+    static double[] pcieMillis(Collective c, long bufferBytes, String chunk, int slots, boolean gated) {
+        FlexLinkConfig config = FlexLinkConfig.builder()
+                .set(FlexLinkConfig.PATHS, "pcie")
+                .set(FlexLinkConfig.CHUNK_BYTES, chunk)
+                .set(FlexLinkConfig.SLOTS, Integer.toString(slots))
+                .build();
+        Communicator[] comms = FlexLink.initAll(backend, config, 0, 0);
+        RuntimeStream[] user = {backend.createStream(0, "bench.u0"), backend.createStream(0, "bench.u1")};
+        RuntimeEvent start = backend.createEvent(0, true);
+        RuntimeEvent joined = backend.createEvent(0, false);
+        RuntimeEvent end = backend.createEvent(0, true);
+        PinnedMemory gate = backend.allocatePinned(64);
+        long count = c == Collective.ALL_GATHER ? bufferBytes / 2 / 4 : bufferBytes / 4;
+        long sendBytes = count * 4;
+        long recvBytes = c == Collective.ALL_GATHER ? 2 * sendBytes : sendBytes;
+        DeviceMemory[] send = new DeviceMemory[2];
+        DeviceMemory[] recv = new DeviceMemory[2];
+        double[] t = new double[reps];
+        double[] host = new double[reps];
+        try {
+            for (int r = 0; r < 2; r++) {
+                send[r] = backend.allocate(0, sendBytes);
+                recv[r] = backend.allocate(0, recvBytes);
+                randomize(send[r].address(), sendBytes, 10 + r);
+            }
+            for (int i = -3; i < reps; i++) {
+                int k = i + 4;
+                if (gated) {
+                    user[0].waitValue32(gate, 0, k);
+                    user[1].waitValue32(gate, 0, k);
+                }
+                user[0].record(start);
+                user[1].waitEvent(start);
+                long t0 = System.nanoTime();
+                for (int r = 0; r < 2; r++) {
+                    CollectiveHarness.enqueue(c, comms[r], send[r].address(), recv[r].address(), count,
+                            DataType.FLOAT32, ReduceOp.SUM, 0, user[r]);
+                }
+                long t1 = System.nanoTime();
+                user[1].record(joined);
+                user[0].waitEvent(joined);
+                user[0].record(end);
+                gate.writeCounter(0, k);
+                end.synchronize();
+                if (i >= 0) {
+                    t[i] = end.elapsedMillis(start);
+                    host[i] = (t1 - t0) / 1e6;
+                }
+            }
+        } finally {
+            gate.writeCounter(0, Integer.MAX_VALUE);
+            for (Communicator comm : comms) {
+                comm.close();
+            }
+            for (int r = 0; r < 2; r++) {
+                user[r].close();
+                if (send[r] != null) {
+                    send[r].close();
+                }
+                if (recv[r] != null) {
+                    recv[r].close();
+                }
+            }
+            start.close();
+            joined.close();
+            end.close();
+            gate.close();
+        }
+        return new double[] {median(t), median(host)};
+    }
+
+    static void pcie() {
+        long size = 256 * MB;
+        System.out.println();
+        System.out.println("## (a) PCIe path alone, 2 ranks on GPU 0, 256 MB fp32, vs concurrent H2D+D2H copies (target >= 95%)");
+        double base = copiesMillis(size);
+        double baseRate = size / base / 1e6;
+        row("baseline: concurrent copies of 256 MB each way: %.3f ms, %.1f GB/s per direction", base, baseRate);
+        System.out.println("gated: GPU held until both ranks are enqueued; ungated: includes this thread enqueueing"
+                + " rank 0 then rank 1");
+        row("%-10s %5s %5s %9s %9s %8s %11s %8s %11s", "collective", "chunk", "slots", "gated ms", "GB/s/dir",
+                "vs copy", "ungated ms", "vs copy", "enqueue ms");
+        for (Collective c : new Collective[] {Collective.ALL_GATHER, Collective.ALL_REDUCE}) {
+            // bytes crossing PCIe each way, both ranks together: AllGather each rank's half once;
+            // AllReduce each rank's buffer twice (its contributions out, then its reduced segment out)
+            long perDirection = c == Collective.ALL_GATHER ? size : 2 * size;
+            for (String chunk : new String[] {"8M", "4M", "2M"}) {
+                for (int slots : new int[] {2, 4}) {
+                    double[] g = pcieMillis(c, size, chunk, slots, true);
+                    double[] u = pcieMillis(c, size, chunk, slots, false);
+                    double rate = perDirection / g[0] / 1e6;
+                    double urate = perDirection / u[0] / 1e6;
+                    row("%-10s %5s %5d %9.3f %9.1f %7.1f%% %11.3f %7.1f%% %11.3f", c, chunk, slots, g[0], rate,
+                            100 * rate / baseRate, u[0], 100 * urate / baseRate, u[1]);
+                }
+            }
+        }
+    }
+
+
+    // ---- (b) kernels ----
+
+    static double kernelMillis(RuntimeStream s, Runnable body) {
+        RuntimeEvent a = backend.createEvent(0, true);
+        RuntimeEvent b = backend.createEvent(0, true);
+        double[] t = new double[reps];
+        for (int i = -3; i < reps; i++) {
+            s.record(a);
+            body.run();
+            s.record(b);
+            b.synchronize();
+            if (i >= 0) {
+                t[i] = b.elapsedMillis(a);
+            }
+        }
+        a.close();
+        b.close();
+        return median(t);
+    }
+
+    static void kernels() {
+        System.out.println();
+        System.out.println("## (b) reduce kernel vs D2D copy, 256 MB per operand (kernel moves 3x, copy 2x; target >= 90%)");
+        long n = 256 * MB;
+        CudaStream s = (CudaStream) backend.createStream(0, "bench.kernel");
+        try (DeviceMemory a = backend.allocate(0, n); DeviceMemory b = backend.allocate(0, n);
+             DeviceMemory d = backend.allocate(0, n)) {
+            randomize(a.address(), n, 3);
+            randomize(b.address(), n, 4);
+            double copy = kernelMillis(s, () -> s.copy(d.address(), a.address(), n));
+            double copyRate = 2.0 * n / copy / 1e6;
+            row("D2D copy: %.3f ms, %.0f GB/s (read + write)", copy, copyRate);
+            for (DataType t : new DataType[] {DataType.FLOAT32, DataType.BFLOAT16}) {
+                long count = n / t.size();
+                double k = kernelMillis(s, () -> s.reduce(d.address(), a.address(), b.address(), count, t, ReduceOp.SUM, 1));
+                double rate = 3.0 * n / k / 1e6;
+                row("%-8s sum: %.3f ms, %.0f GB/s (read a, b + write) = %.1f%% of copy", t, k, rate, 100 * rate / copyRate);
+            }
+            System.out.println();
+            System.out.println("## (b) reduceFromHost consumers, fp32 sum, 256 MB read from 4 pinned slots (host-read GB/s)");
+            row("%8s %12s %12s %8s", "chunk", "fused GB/s", "staged GB/s", "faster");
+            long ring = 32 * MB;
+            try (PinnedMemory host = backend.allocatePinned(ring)) {
+                for (long chunk : new long[] {MB, 2 * MB, 4 * MB, 8 * MB}) {
+                    long chunks = n / chunk;
+                    long count = chunk / 4;
+                    double[] rate = new double[2];
+                    for (int v = 0; v < 2; v++) {
+                        boolean fused = v == 0;
+                        double ms = kernelMillis(s, () -> {
+                            for (long c = 0; c < chunks; c++) {
+                                long slot = (c % 4) * chunk;
+                                long dst = d.address() + c * chunk;
+                                if (fused) {
+                                    s.reduceFromHostFused(dst, a.address() + c * chunk, host, slot, count,
+                                            DataType.FLOAT32, ReduceOp.SUM, 1);
+                                } else {
+                                    s.reduceFromHostStaged(dst, a.address() + c * chunk, host, slot, count,
+                                            DataType.FLOAT32, ReduceOp.SUM, 1);
+                                }
+                            }
+                        });
+                        rate[v] = n / ms / 1e6;
+                    }
+                    row("%7dM %12.1f %12.1f %8s", chunk / MB, rate[0], rate[1], rate[0] >= rate[1] ? "fused" : "staged");
+                }
+            }
+        } finally {
+            s.close();
+        }
+    }
+
+    static void consumersInPath() {
+        System.out.println();
+        System.out.println("## (b) reduceFromHost consumers inside the PCIe path: AllReduce 256 MB fp32, 2 ranks on GPU 0,"
+                + " 4 slots, gated (GPU ms)");
+        row("%8s %10s %10s %8s", "chunk", "fused ms", "staged ms", "faster");
+        for (String chunk : new String[] {"8M", "4M", "2M"}) {
+            BenchAccess.stagedMinBytes(Long.MAX_VALUE);
+            double fused = pcieMillis(Collective.ALL_REDUCE, 256 * MB, chunk, 4, true)[0];
+            BenchAccess.stagedMinBytes(0);
+            double staged = pcieMillis(Collective.ALL_REDUCE, 256 * MB, chunk, 4, true)[0];
+            BenchAccess.stagedMinBytes(CudaStream.STAGED_MIN_BYTES);
+            row("%8s %10.3f %10.3f %8s", chunk, fused, staged, fused < staged ? "fused" : "staged");
+        }
+    }
+
+    // ---- (c) enqueue time and (d) allocation ----
+
+    interface Call {
+        int run();
+    }
+
+    /** Median and 90th percentile of per-call host time in µs, over {@code calls} calls in batches of 1000. */
+    static double[] enqueueMicros(int calls, Call call, Runnable sync) {
+        long[] ns = new long[calls];
+        for (int i = 0; i < 20_000; i++) {
+            call.run();
+            if (i % 1000 == 999) {
+                sync.run();
+            }
+        }
+        sync.run();
+        for (int i = 0; i < calls; i++) {
+            long t0 = System.nanoTime();
+            int rc = call.run();
+            ns[i] = System.nanoTime() - t0;
+            if (rc != 0) {
+                throw new IllegalStateException("call failed: " + rc);
+            }
+            if (i % 1000 == 999) {
+                sync.run();
+            }
+        }
+        sync.run();
+        Arrays.sort(ns);
+        return new double[] {ns[calls / 2] / 1e3, ns[calls * 9 / 10] / 1e3};
+    }
+
+    static long bytesPerCall(int calls, Call call, Runnable sync) {
+        com.sun.management.ThreadMXBean bean = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long tid = Thread.currentThread().getId();
+        long before = bean.getThreadAllocatedBytes(tid);
+        for (int i = 0; i < calls; i++) {
+            call.run();
+            if (i % 1000 == 999) {
+                sync.run();
+            }
+        }
+        long after = bean.getThreadAllocatedBytes(tid);
+        sync.run();
+        return (after - before) / calls;
+    }
+
+    static void enqueue() {
+        System.out.println();
+        System.out.println("## (c) host enqueue time of an 8-byte AllReduce on 1 rank, median (p90) of 10^5 calls;"
+                + " (d) heap bytes per call over 10^4 calls");
+        Communicator comm = FlexLink.initAll(backend, FlexLinkConfig.fromEnvironment(), 0)[0];
+        CudaStream s = (CudaStream) backend.createStream(0, "bench.enqueue");
+        DeviceMemory buf = backend.allocate(0, 8);
+        long a = buf.address();
+        Pointer p = new Pointer() {
+            {
+                address = a; // a bytedeco-style Pointer to the device buffer
+            }
+        };
+        PointerPointer<?> handles = new PointerPointer<>(1);
+        PointerPointer<?> facadeHandles = new PointerPointer<>(1);
+        check(nccl.ncclCommInitAll(handles, 1, new int[] {0}), "raw ncclCommInitAll");
+        check(FlexNccl.ncclCommInitAll(facadeHandles, 1, new int[] {0}), "FlexNccl.ncclCommInitAll");
+        ncclComm raw = new ncclComm(handles.get(0));
+        ncclComm facade = new ncclComm(facadeHandles.get(0));
+        Call flex = () -> {
+            comm.allReduce(a, a, 2, DataType.FLOAT32, ReduceOp.SUM, s);
+            return 0;
+        };
+        Call viaFacade = () -> FlexNccl.ncclAllReduce(p, p, 2, FlexNccl.ncclFloat, FlexNccl.ncclSum, facade, s.handle());
+        Call bytedeco = () -> nccl.ncclAllReduce(p, p, 2, nccl.ncclFloat, nccl.ncclSum, raw, s.handle());
+        int calls = 100_000;
+        double[] tRaw = enqueueMicros(calls, bytedeco, s::synchronize);
+        double[] tFlex = enqueueMicros(calls, flex, s::synchronize);
+        double[] tFacade = enqueueMicros(calls, viaFacade, s::synchronize);
+        row("%-28s %10s %10s %12s %12s", "call", "median us", "p90 us", "vs raw (us)", "bytes/call");
+        row("%-28s %10.2f %10.2f %12s %12d", "bytedeco ncclAllReduce", tRaw[0], tRaw[1], "-",
+                bytesPerCall(10_000, bytedeco, s::synchronize));
+        row("%-28s %10.2f %10.2f %+12.2f %12d", "FlexLink Communicator", tFlex[0], tFlex[1], tFlex[0] - tRaw[0],
+                bytesPerCall(10_000, flex, s::synchronize));
+        row("%-28s %10.2f %10.2f %+12.2f %12d", "FlexNccl.ncclAllReduce", tFacade[0], tFacade[1], tFacade[0] - tRaw[0],
+                bytesPerCall(10_000, viaFacade, s::synchronize));
+        check(FlexNccl.ncclCommDestroy(facade), "FlexNccl.ncclCommDestroy");
+        check(nccl.ncclCommDestroy(raw), "ncclCommDestroy");
+        comm.close();
+        buf.close();
+        s.close();
+    }
+
+    static void check(int rc, String what) {
+        if (rc != 0) {
+            throw new IllegalStateException(what + ": " + rc);
+        }
+    }
+
+    // ---- (e) strided primary AllGather variants ----
+
+    static void strided() {
+        System.out.println();
+        System.out.println("## (e) strided primary AllGather at 1 rank (slice of 70% of each block): grouped broadcasts"
+                + " vs NCCL AllGather + cudaMemcpy2DAsync");
+        row("%10s %14s %14s", "slice", "roots ms", "scratch ms");
+        for (long bytes : new long[] {MB, 16 * MB, 256 * MB}) {
+            long count = bytes / 4;
+            long stride = count * 10 / 7;
+            double roots = BenchAccess.stridedAllGatherMillis(backend, count, stride, true, reps);
+            double scratch = BenchAccess.stridedAllGatherMillis(backend, count, stride, false, reps);
+            row("%9dM %14.3f %14.3f", bytes / MB, roots, scratch);
+        }
+    }
+}
