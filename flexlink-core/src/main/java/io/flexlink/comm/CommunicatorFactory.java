@@ -1,14 +1,19 @@
 package io.flexlink.comm;
 
 import io.flexlink.Communicator;
+import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.UniqueId;
+import io.flexlink.balance.Balancer;
 import io.flexlink.balance.FixedShares;
 import io.flexlink.balance.ShareProvider;
+import io.flexlink.balance.TuningTable;
 import io.flexlink.bootstrap.InProcessRendezvous;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.path.Path;
+import io.flexlink.path.PathContext;
+import io.flexlink.path.PathProvider;
 import io.flexlink.path.PcieStagedPath;
 import io.flexlink.path.PrimaryPath;
 import io.flexlink.runtime.Backend;
@@ -20,10 +25,14 @@ import io.flexlink.sync.Staging;
 import io.flexlink.sync.StagingLayout;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.ServiceLoader;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,24 +59,50 @@ public final class CommunicatorFactory {
         PrimaryTransport transport = backend.primaryTransport();
         boolean primaryOn = primaryOn(config, transport, devices);
         PrimaryComm[] primaries = primaryOn ? transport.createAll(devices) : null;
-        List<String> aux = auxPaths(config, n);
-        PinnedMemory pcieArea = null;
-        StagingLayout layout = new StagingLayout(n, config.slots(), config.chunkBytes());
-        if (aux.contains("pcie")) {
-            pcieArea = backend.createShared(layout.totalBytes());
-        }
+        // the primary communicators come from one call (ncclCommInitAll); the other paths may need every
+        // rank at once (NVSHMEM's init is collective), so each rank is set up on a thread of its own
+        String token = UniqueId.random().token();
         Communicator[] comms = new Communicator[n];
+        Throwable[] failure = new Throwable[1];
+        Thread[] threads = new Thread[n];
         for (int r = 0; r < n; r++) {
-            List<Path> paths = new ArrayList<>();
-            if (pcieArea != null) {
-                PinnedMemory mem = r == 0 ? pcieArea : backend.openShared(pcieArea.name(), layout.totalBytes());
-                paths.add(pcie(backend, layout, mem, r, n, devices[r]));
-            }
-            Path primary = primaryOn ? new PrimaryPath(primaries[r]) : null;
-            comms[r] = new FlexCommunicator(backend, transport, r, n, devices[r], primary, paths,
-                    shares(config, aux), config.minSplitBytes());
+            int rank = r;
+            threads[r] = new Thread(() -> {
+                try {
+                    RankExchange exchange = InProcessRendezvous.join(token, n, rank, config.initTimeout());
+                    comms[rank] = build(backend, config, exchange, rank, n, devices[rank],
+                            primaryOn ? primaries[rank] : null, transport);
+                } catch (Throwable t) {
+                    synchronized (failure) {
+                        if (failure[0] == null) {
+                            failure[0] = t;
+                        }
+                    }
+                } finally {
+                    InProcessRendezvous.leave(token);
+                }
+            }, "flexlink-init-r" + r);
+            threads[r].start();
         }
-        log(backend, config, n, primaryOn, aux, transport);
+        for (Thread t : threads) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                failure[0] = e;
+            }
+        }
+        if (failure[0] != null) {
+            for (Communicator c : comms) {
+                if (c != null) {
+                    c.abort();
+                }
+            }
+            if (failure[0] instanceof FlexLinkException) {
+                throw (FlexLinkException) failure[0];
+            }
+            throw new FlexLinkException(Result.INTERNAL_ERROR, "communicator creation failed: " + failure[0], failure[0]);
+        }
         return comms;
     }
 
@@ -114,28 +149,97 @@ public final class CommunicatorFactory {
         PrimaryTransport transport = backend.primaryTransport();
         boolean primaryOn = primaryOn(config, transport, devices);
         PrimaryComm primaryComm = primaryOn ? transport.create(exchange, rank, nranks, device) : null;
-        List<String> aux = auxPaths(config, nranks);
-        List<Path> paths = new ArrayList<>();
-        if (aux.contains("pcie")) {
-            StagingLayout layout = new StagingLayout(nranks, config.slots(), config.chunkBytes());
-            PinnedMemory mine = rank == 0 ? backend.createShared(layout.totalBytes()) : null;
-            byte[][] names = exchange.allGather(mine == null ? new byte[0] : mine.name().getBytes(StandardCharsets.UTF_8));
-            PinnedMemory mem = mine != null ? mine
-                    : backend.openShared(new String(names[0], StandardCharsets.UTF_8), layout.totalBytes());
-            exchange.allGather(new byte[0]); // all mapped
-            paths.add(pcie(backend, layout, mem, rank, nranks, device));
-        }
-        Path primary = primaryOn ? new PrimaryPath(primaryComm) : null;
-        if (rank == 0) {
-            log(backend, config, nranks, primaryOn, aux, transport);
-        }
-        return new FlexCommunicator(backend, transport, rank, nranks, device, primary, paths, shares(config, aux),
-                config.minSplitBytes());
+        return build(backend, config, exchange, rank, nranks, device, primaryComm, transport);
     }
 
-    private static Path pcie(Backend backend, StagingLayout layout, PinnedMemory mem, int rank, int size, int device) {
-        Staging staging = new Staging(layout, mem, rank);
-        return new PcieStagedPath(backend, staging, rank, size, device, staging::releaseAll);
+    /** Memory of {@code purpose} that rank 0 creates and every rank maps. */
+    private static PinnedMemory shared(Backend backend, RankExchange exchange, int rank, String purpose, long bytes) {
+        PinnedMemory mine = rank == 0 ? backend.createShared(bytes, purpose) : null;
+        byte[] name = fromRankZero(exchange, rank, mine == null ? new byte[0]
+                : mine.name().getBytes(StandardCharsets.UTF_8));
+        PinnedMemory mem = mine != null ? mine : backend.openShared(new String(name, StandardCharsets.UTF_8), bytes);
+        exchange.allGather(new byte[0]); // every rank has mapped it
+        return mem;
+    }
+
+    private static byte[] fromRankZero(RankExchange exchange, int rank, byte[] bytes) {
+        return exchange.allGather(rank == 0 ? bytes : new byte[0])[0];
+    }
+
+    /** Builds one rank; every rank runs the same sequence of exchanges. */
+    private static Communicator build(Backend backend, FlexLinkConfig config, RankExchange exchange, int rank, int n,
+                                      int device, PrimaryComm primaryComm, PrimaryTransport transport) {
+        List<String> aux = new ArrayList<>();
+        List<Path> paths = new ArrayList<>();
+        PathContext context = new PathContext(backend, config, exchange, rank, n, device);
+        for (String name : auxPaths(config, n)) {
+            Path p = name.equals("pcie") ? pcie(backend, config, exchange, rank, n, device) : provided(name, context);
+            if (p != null) {
+                aux.add(name);
+                paths.add(p);
+            }
+        }
+        if (aux.isEmpty() && primaryComm == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.paths: no usable path in " + config.paths());
+        }
+        Path primary = primaryComm == null ? null : new PrimaryPath(primaryComm);
+        ShareProvider shares;
+        SharedBoard board = null;
+        if (config.shares().isEmpty() && primary != null && !aux.isEmpty()) {
+            board = new SharedBoard(shared(backend, exchange, rank, "board", SharedBoard.bytes(n)), rank, n,
+                    aux.size() + 1, config.initTimeout());
+            String fingerprint = fingerprint(backend, config, n, aux);
+            byte[] text = fromRankZero(exchange, rank, rank == 0
+                    ? TuningTable.load(config.tuningCache(), fingerprint, FlexLink.VERSION, aux.size())
+                            .serialize(fingerprint, FlexLink.VERSION).getBytes(StandardCharsets.UTF_8)
+                    : new byte[0]);
+            TuningTable table = TuningTable.parse(new String(text, StandardCharsets.UTF_8), fingerprint,
+                    FlexLink.VERSION, aux.size(), "rank 0");
+            java.nio.file.Path dir = config.tuningCache();
+            shares = new Balancer(aux, config.balanceWindow(), config.tuningBudget(), config.minSplitBytes(), board,
+                    table == null ? new TuningTable() : table,
+                    rank == 0 ? t -> t.save(dir, fingerprint, FlexLink.VERSION) : t -> { });
+        } else {
+            shares = new FixedShares(aux, config.shares());
+        }
+        if (rank == 0) {
+            LOG.info("INIT {} ranks on {} backend: primary {}, auxiliary {}, shares {}, chunk {} B x {} slots",
+                    n, backend.name(), primary != null ? transport.describe() : "off", aux,
+                    config.shares().isEmpty() ? (board != null ? "balanced" : "all auxiliary") : config.shares(),
+                    config.chunkBytes(), config.slots());
+        }
+        return new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
+                config.minSplitBytes(), board);
+    }
+
+    private static Path pcie(Backend backend, FlexLinkConfig config, RankExchange exchange, int rank, int n,
+                             int device) {
+        StagingLayout layout = new StagingLayout(n, config.slots(), config.chunkBytes());
+        Staging staging = new Staging(layout, shared(backend, exchange, rank, "pcie", layout.totalBytes()), rank);
+        return new PcieStagedPath(backend, staging, rank, n, device, staging::releaseAll);
+    }
+
+    /** A path from a {@link PathProvider}, when every rank can run it; else null (one INFO line says why). */
+    private static Path provided(String name, PathContext context) {
+        PathProvider provider = null;
+        for (PathProvider p : ServiceLoader.load(PathProvider.class)) {
+            if (p.name().equals(name)) {
+                provider = p;
+            }
+        }
+        String reason = provider == null ? "no provider on the class path (flexlink-native)"
+                : provider.unavailableReason(context);
+        byte[][] votes = context.exchange().allGather(reason == null ? new byte[0]
+                : reason.getBytes(StandardCharsets.UTF_8));
+        for (int r = 0; r < votes.length; r++) {
+            if (votes[r].length > 0) {
+                if (context.rank() == 0) {
+                    LOG.info("INIT {} path off: rank {}: {}", name, r, new String(votes[r], StandardCharsets.UTF_8));
+                }
+                return null;
+            }
+        }
+        return provider.create(context);
     }
 
     private static boolean primaryOn(FlexLinkConfig config, PrimaryTransport transport, int[] devices) {
@@ -162,29 +266,27 @@ public final class CommunicatorFactory {
                     continue;
                 }
                 aux.add(p);
-            } else if (p.equals("nvshmem")) {
-                LOG.info("INIT nvshmem path off: not available on this backend");
+            } else if (!p.equals("primary")) {
+                aux.add(p);
             }
-        }
-        if (aux.isEmpty() && !config.paths().contains("primary")) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.paths: no usable path in " + config.paths());
         }
         return aux;
     }
 
-    private static ShareProvider shares(FlexLinkConfig config, List<String> aux) {
-        return new FixedShares(aux, config.shares());
-    }
-
     private static String digest(FlexLinkConfig config) {
         return "paths=" + config.paths() + " share=" + config.shares() + " chunk=" + config.chunkBytes()
-                + " slots=" + config.slots() + " minSplit=" + config.minSplitBytes();
+                + " slots=" + config.slots() + " minSplit=" + config.minSplitBytes()
+                + " window=" + config.balanceWindow() + " budget=" + config.tuningBudget();
     }
 
-    private static void log(Backend backend, FlexLinkConfig config, int n, boolean primaryOn, List<String> aux,
-                            PrimaryTransport transport) {
-        LOG.info("INIT {} ranks on {} backend: primary {}, auxiliary {}, shares {}, chunk {} B x {} slots",
-                n, backend.name(), primaryOn ? transport.describe() : "off", aux,
-                config.shares().isEmpty() ? "auto" : config.shares(), config.chunkBytes(), config.slots());
+    /** The tuning cache key: the machine's links, the rank count, the paths and the staging geometry. */
+    static String fingerprint(Backend backend, FlexLinkConfig config, int n, List<String> aux) {
+        String key = backend.fingerprint() + "|ranks=" + n + "|aux=" + aux + "|chunk=" + config.chunkBytes()
+                + "|slots=" + config.slots() + "|version=" + FlexLink.VERSION;
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

@@ -9,6 +9,7 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.Stream;
+import io.flexlink.balance.Balancer;
 import io.flexlink.balance.ShareProvider;
 import io.flexlink.path.CollectiveCall;
 import io.flexlink.path.Path;
@@ -47,11 +48,14 @@ public final class FlexCommunicator implements Communicator {
     private final RuntimeEvent fork;
     private final RuntimeEvent[][] joins;
     private final PathCounters counters;
+    private final Balancer balancer;
+    private final CallTimer timer;
+    private final AutoCloseable resources;
     private volatile boolean closed;
     private volatile boolean aborted;
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
-                     List<Path> auxPaths, ShareProvider shares, long minSplitBytes) {
+                     List<Path> auxPaths, ShareProvider shares, long minSplitBytes, AutoCloseable resources) {
         this.backend = backend;
         this.transport = transport;
         this.rank = rank;
@@ -78,6 +82,9 @@ public final class FlexCommunicator implements Communicator {
             names.add(p.name());
         }
         this.counters = new PathCounters(names);
+        this.resources = resources;
+        this.balancer = shares instanceof Balancer ? (Balancer) shares : null;
+        this.timer = balancer != null ? new CallTimer(backend, device, aux, balancer, counters) : null;
         LOG.debug("INIT rank {}/{} device {} paths {}", rank, size, device, names);
     }
 
@@ -183,9 +190,15 @@ public final class FlexCommunicator implements Communicator {
         if (group.inGroup() && primary != null) {
             group.enter(transport);
         }
+        // the balancer's calls are timed, except inside groups, whose joins are deferred
+        int ch = timer == null || group.inGroup() ? -1 : balancer.timedChannel();
+        int slot = ch < 0 ? -1 : timer.begin(ch, balancer.version(ch), stream);
         if (!split) {
             primary.enqueue(call, 0, count);
             counters.add(0, lengths[0] * type.size());
+            if (slot >= 0) {
+                timer.primaryDone(slot, stream);
+            }
             return;
         }
         stream.record(fork);
@@ -201,7 +214,7 @@ public final class FlexCommunicator implements Communicator {
             }
             aux[i].enqueue(call, offset, len);
             for (int k = 0; k < ps.length; k++) {
-                ps[k].record(joins[i][k]);
+                ps[k].record(slot >= 0 ? timer.auxDone(slot, i, k) : joins[i][k]);
             }
             offset += len;
             counters.add(i + 1, len * type.size());
@@ -209,13 +222,19 @@ public final class FlexCommunicator implements Communicator {
         if (lengths[0] > 0) {
             primary.enqueue(call, 0, lengths[0]);
             counters.add(0, lengths[0] * type.size());
+            if (slot >= 0) {
+                timer.primaryDone(slot, stream);
+            }
         }
         if (group.inGroup()) {
             deferJoin(group, stream);
-        } else {
-            for (int i = 0; i < aux.length; i++) {
-                if (lengths[i + 1] > 0) {
-                    join(i, stream);
+            return;
+        }
+        for (int i = 0; i < aux.length; i++) {
+            if (lengths[i + 1] > 0) {
+                RuntimeStream[] ps = aux[i].streams();
+                for (int k = 0; k < ps.length; k++) {
+                    stream.waitEvent(slot >= 0 ? timer.auxDone(slot, i, k) : joins[i][k]);
                 }
             }
         }
@@ -275,7 +294,24 @@ public final class FlexCommunicator implements Communicator {
 
     @Override
     public CommStats stats() {
-        return new CommStats(counters.totals(), new LinkedHashMap<>(), new ArrayList<>());
+        if (timer != null) {
+            synchronized (this) {
+                timer.poll();
+            }
+        }
+        return new CommStats(counters.totals(),
+                balancer == null ? new LinkedHashMap<>() : balancer.shareTable(),
+                balancer == null ? new ArrayList<>() : balancer.history());
+    }
+
+    /** The primary path's communicator (NCCL on CUDA), or null when the primary path is off. */
+    public io.flexlink.runtime.PrimaryComm primaryComm() {
+        return primary instanceof io.flexlink.path.PrimaryPath ? ((io.flexlink.path.PrimaryPath) primary).comm() : null;
+    }
+
+    /** The balancer, or null when shares are fixed. */
+    public Balancer balancer() {
+        return balancer;
     }
 
     @Override
@@ -316,7 +352,13 @@ public final class FlexCommunicator implements Communicator {
         release();
     }
 
+    private boolean released;
+
     private synchronized void release() {
+        if (released) {
+            return;
+        }
+        released = true;
         for (Path p : aux) {
             p.close();
         }
@@ -324,6 +366,16 @@ public final class FlexCommunicator implements Communicator {
             primary.close();
         }
         fork.close();
+        if (timer != null) {
+            timer.close();
+        }
+        if (resources != null) {
+            try {
+                resources.close();
+            } catch (Exception e) {
+                LOG.debug("INIT rank {}: releasing balancer resources: {}", rank, e.toString());
+            }
+        }
         for (RuntimeEvent[] es : joins) {
             for (RuntimeEvent e : es) {
                 e.close();

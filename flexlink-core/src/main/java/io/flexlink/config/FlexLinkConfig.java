@@ -65,6 +65,31 @@ public final class FlexLinkConfig {
             "How long communicator creation waits for every rank to arrive before failing with the missing ranks named.",
             FlexLinkConfig::parseDuration);
 
+    /** Link emulation of the host backend. */
+    public static final Setting<String> EMULATE = define("flexlink.emulate", "off",
+            "Host backend only: throttle each path's inbound transfers like a link, e.g. "
+                    + "`primary:400MB/s,pcie:100MB/s@50us` (rate per rank in bus-bandwidth terms, optional latency "
+                    + "per chunk). `off` runs at memory speed.",
+            s -> s);
+
+    /** Calls per balancer decision round. */
+    public static final Setting<Integer> BALANCE_WINDOW = define("flexlink.balance.window", "4",
+            "Calls of one collective and size bucket per balancer round: each round the ranks exchange the "
+                    + "measured per-path times of the previous round and move the shares.",
+            s -> atLeast("flexlink.balance.window", Integer.parseInt(s), 1));
+
+    /** Coarse tuning budget. */
+    public static final Setting<Integer> TUNING_BUDGET = define("flexlink.tuning.budget", "24",
+            "Most balancer rounds the coarse stage (probing each path alone, then raising the auxiliary share "
+                    + "until an auxiliary path is the bottleneck) may spend per collective and size bucket.",
+            s -> atLeast("flexlink.tuning.budget", Integer.parseInt(s), 3));
+
+    /** Where tuned shares persist. */
+    public static final Setting<String> TUNING_CACHE = define("flexlink.tuning.cache", "~/.cache/flexlink/tuning",
+            "Directory of the tuning cache (one file per topology fingerprint), so that a restart skips "
+                    + "tuning; `off` disables it.",
+            s -> s);
+
     private final Map<Setting<?>, String> overrides;
     private final Function<String, String> env;
     private final Map<Setting<?>, Object> cache = new HashMap<>();
@@ -163,6 +188,30 @@ public final class FlexLinkConfig {
 
     public Duration initTimeout() {
         return get(INIT_TIMEOUT);
+    }
+
+    public String emulate() {
+        return get(EMULATE);
+    }
+
+    public int balanceWindow() {
+        return get(BALANCE_WINDOW);
+    }
+
+    public int tuningBudget() {
+        return get(TUNING_BUDGET);
+    }
+
+    /** The tuning cache directory, or null when off. */
+    public java.nio.file.Path tuningCache() {
+        String v = get(TUNING_CACHE);
+        if (v.equalsIgnoreCase("off") || v.isEmpty()) {
+            return null;
+        }
+        if (v.startsWith("~")) {
+            v = System.getProperty("user.home") + v.substring(1);
+        }
+        return java.nio.file.Path.of(v);
     }
 
     /** Builds a configuration with explicit overrides. */

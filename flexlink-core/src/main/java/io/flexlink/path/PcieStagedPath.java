@@ -6,6 +6,7 @@ import io.flexlink.ReduceOp;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
+import io.flexlink.sync.ChunkPlan;
 import io.flexlink.sync.Staging;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,6 +44,10 @@ public final class PcieStagedPath implements Path {
     private final RuntimeStream[] streams;
     private final Runnable onAbort;
     private final Scratch scratch;
+    /** Chunk plans of the current call, one per distinct segment length (at most three occur). */
+    private final ChunkPlan[] plans = {new ChunkPlan(), new ChunkPlan(), new ChunkPlan(), new ChunkPlan()};
+    private int plansUsed;
+    private long[] planLengths = new long[4];
     private boolean closed;
 
     /**
@@ -75,6 +80,7 @@ public final class PcieStagedPath implements Path {
     @Override
     public void enqueue(CollectiveCall call, long offset, long length) {
         int sz = call.type.size();
+        plansUsed = 0;
         switch (call.collective) {
             case ALL_GATHER:
                 gather(call, allRanks(), offset, length, sz);
@@ -96,8 +102,17 @@ public final class PcieStagedPath implements Path {
         return size == 64 ? -1L : (1L << size) - 1;
     }
 
-    private static long chunks(long elements, long chunkElements) {
-        return (elements + chunkElements - 1) / chunkElements;
+    /** The chunk plan of a range of {@code length} elements in this call. */
+    private ChunkPlan plan(long length, DataType type) {
+        for (int i = 0; i < plansUsed; i++) {
+            if (planLengths[i] == length) {
+                return plans[i];
+            }
+        }
+        int i = plansUsed < plans.length ? plansUsed++ : plans.length - 1;
+        planLengths[i] = length;
+        long align = Math.max(1, 256 / type.size());
+        return plans[i].plan(length, staging.chunkElements(type), align, ChunkPlan.MIN_CHUNK_BYTES / type.size());
     }
 
     // ---- AllGather and Broadcast: producers send once, consumers read ----
@@ -110,16 +125,14 @@ public final class PcieStagedPath implements Path {
     }
 
     private void gather(CollectiveCall call, long producers, long offset, long length, int sz) {
-        long ce = staging.chunkElements(call.type);
-        long nChunks = chunks(length, ce);
+        ChunkPlan chunks = plan(length, call.type);
+        long nChunks = chunks.count();
         long src = call.send + offset * sz;
         boolean producing = (producers & (1L << rank)) != 0;
         if (producing) {
             long consumers = allRanks() & ~(1L << rank);
             for (long c = 0; c < nChunks; c++) {
-                long cs = c * ce;
-                long cl = Math.min(ce, length - cs);
-                staging.send(sendStream, c, src + cs * sz, cl * sz, consumers);
+                staging.send(sendStream, c, src + chunks.start(c) * sz, chunks.length(c) * sz, consumers);
             }
             long own = gatherDst(call, rank, offset, sz);
             if (own != src) {
@@ -127,8 +140,8 @@ public final class PcieStagedPath implements Path {
             }
         }
         for (long c = 0; c < nChunks; c++) {
-            long cs = c * ce;
-            long cl = Math.min(ce, length - cs);
+            long cs = chunks.start(c);
+            long cl = chunks.length(c);
             for (int t = 0; t < size - 1; t++) {
                 int p = Math.floorMod(rank - 1 - t, size);
                 if ((producers & (1L << p)) != 0) {
@@ -186,39 +199,41 @@ public final class PcieStagedPath implements Path {
     private void scatterReduce(CollectiveCall call, long offset, long length, int sz) {
         DataType type = call.type;
         ReduceOp op = call.op;
-        long ce = staging.chunkElements(type);
-        long nChunks = chunks(segmentLength(call, length), ce);
         int n = size;
+        long nChunks = 0;
+        for (int j = 0; j < n; j++) {
+            nChunks = Math.max(nChunks, plan(segmentEnd(call, length, j) - segmentStart(call, length, j), type).count());
+        }
         long rsItems = nChunks * (n - 1);
         // producer side: my contribution to every other owner's segment
         for (long c = 0; c < nChunks; c++) {
             for (int t = 0; t < n - 1; t++) {
                 int j = (rank + 1 + t) % n;
-                long segLen = segmentEnd(call, length, j) - segmentStart(call, length, j);
-                long cs = Math.min(c * ce, segLen);
-                long cl = Math.min(ce, segLen - cs);
+                ChunkPlan seg = plan(segmentEnd(call, length, j) - segmentStart(call, length, j), type);
+                long cs = seg.start(c);
+                long cl = seg.length(c);
                 staging.send(sendStream, c * (n - 1) + t, input(call, offset, length, j, sz) + cs * sz, cl * sz, 1L << j);
             }
         }
         // consumer side: reduce my segment, contributions in the order rank-1, rank-2, ...
-        long myLen = segmentEnd(call, length, rank) - segmentStart(call, length, rank);
+        ChunkPlan mine = plan(segmentEnd(call, length, rank) - segmentStart(call, length, rank), type);
         long own = input(call, offset, length, rank, sz);
         long out = ownOutput(call, offset, length, sz);
         boolean distribute = n > 1 && call.collective != Collective.REDUCE_SCATTER;
         boolean toRoot = call.collective == Collective.REDUCE;
         int localBase = staging.localSignals();
         for (long c = 0; c < nChunks; c++) {
-            long cs = Math.min(c * ce, myLen);
-            long cl = Math.min(ce, myLen - cs);
+            long cs = mine.start(c);
+            long cl = mine.length(c);
             long dst = out + cs * sz;
-            long mine = own + cs * sz;
-            if (n == 1 && dst != mine && cl > 0) {
-                recvStream.copy(dst, mine, cl * sz);
+            long in = own + cs * sz;
+            if (n == 1 && dst != in && cl > 0) {
+                recvStream.copy(dst, in, cl * sz);
             }
             for (int t = 0; t < n - 1; t++) {
                 int p = Math.floorMod(rank - 1 - t, n);
                 ReduceOp step = op == ReduceOp.AVG && t < n - 2 ? ReduceOp.SUM : op;
-                staging.receiveReduce(recvStream, p, c * (n - 1) + t, dst, t == 0 ? mine : dst, cl, type, step, n);
+                staging.receiveReduce(recvStream, p, c * (n - 1) + t, dst, t == 0 ? in : dst, cl, type, step, n);
             }
             if (distribute) {
                 staging.signalLocal(recvStream);
@@ -235,10 +250,8 @@ public final class PcieStagedPath implements Path {
         boolean sending = !toRoot || rank != call.root;
         if (sending) {
             for (long c = 0; c < nChunks; c++) {
-                long cs = Math.min(c * ce, myLen);
-                long cl = Math.min(ce, myLen - cs);
                 staging.waitLocal(sendStream, localBase + (int) c + 1);
-                staging.send(sendStream, c, out + cs * sz, cl * sz, consumers);
+                staging.send(sendStream, c, out + mine.start(c) * sz, mine.length(c) * sz, consumers);
             }
         }
         if (!toRoot || rank == call.root) {
@@ -249,9 +262,9 @@ public final class PcieStagedPath implements Path {
                         continue;
                     }
                     long pStart = segmentStart(call, length, p);
-                    long pLen = segmentEnd(call, length, p) - pStart;
-                    long cs = Math.min(c * ce, pLen);
-                    long cl = Math.min(ce, pLen - cs);
+                    ChunkPlan seg = plan(segmentEnd(call, length, p) - pStart, type);
+                    long cs = seg.start(c);
+                    long cl = seg.length(c);
                     staging.receiveCopy(recvStream, p, c, call.recv + (offset + pStart + cs) * sz, cl * sz);
                 }
             }

@@ -31,6 +31,14 @@ public interface Backend extends AutoCloseable {
      */
     PinnedMemory createShared(long bytes);
 
+    /**
+     * Like {@link #createShared(long)}, for the named {@code purpose} ({@code pcie}, {@code primary},
+     * {@code board}); the host backend's link emulation throttles transfers by purpose.
+     */
+    default PinnedMemory createShared(long bytes, String purpose) {
+        return createShared(bytes);
+    }
+
     /** Opens memory that another rank created with {@link #createShared}. */
     PinnedMemory openShared(String name, long bytes);
 
@@ -54,6 +62,14 @@ public interface Backend extends AutoCloseable {
 
     /** The stream behind a user-facing {@link io.flexlink.Stream}, or an exception if it is not ours. */
     RuntimeStream runtimeStream(io.flexlink.Stream stream);
+
+    /**
+     * What identifies this machine's links for the tuning cache: GPU models, count, PCIe and NVLink
+     * (CUDA), or the emulated link speeds (host).
+     */
+    default String fingerprint() {
+        return name();
+    }
 
     /** Releases what this backend holds; idempotent. */
     @Override

@@ -15,6 +15,14 @@ public interface RuntimeStream extends Stream {
     /** Copies {@code bytes} bytes from {@code src} to {@code dst} (device or mapped pinned addresses). */
     void copy(long dst, long src, long bytes);
 
+    /**
+     * Copies {@code bytes} bytes from pinned host memory at {@code offset} of {@code mem} to {@code dst}
+     * (the receiving side of a staged transfer).
+     */
+    default void copyFromHost(long dst, PinnedMemory mem, long offset, long bytes) {
+        copy(dst, mem.deviceAddress() + offset, bytes);
+    }
+
     /** Waits until the counter at {@code offset} of {@code mem} is at or past {@code value} (wrap-safe, ≥). */
     void waitValue32(PinnedMemory mem, long offset, int value);
 

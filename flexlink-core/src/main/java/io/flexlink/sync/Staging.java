@@ -94,7 +94,7 @@ public final class Staging implements AutoCloseable {
         int use = useOf(a);
         stream.waitValue32(memory, layout.fullOffset(p, slot), use);
         if (bytes > 0) {
-            stream.copy(dst, memory.deviceAddress() + layout.slotOffset(p, slot), bytes);
+            stream.copyFromHost(dst, memory, layout.slotOffset(p, slot), bytes);
         }
         stream.writeValue32(memory, layout.emptyOffset(p, slot, rank), use);
     }

@@ -35,11 +35,27 @@ public final class HostBackend implements Backend {
     private final HostRingTransport ring;
     private volatile boolean closed;
     private volatile HostFaults faults;
+    private volatile Emulation emulation;
 
     public HostBackend(FlexLinkConfig config) {
         this.config = config;
         this.devices = config.hostDevices();
         this.ring = new HostRingTransport(this, config);
+        this.emulation = Emulation.parse(config.emulate());
+    }
+
+    /** Changes the emulated link speeds from now on ({@code flexlink.emulate} syntax). */
+    public void setEmulation(String spec) {
+        this.emulation = Emulation.parse(spec);
+    }
+
+    Emulation emulation() {
+        return emulation;
+    }
+
+    @Override
+    public String fingerprint() {
+        return "host devices=" + devices + " emulate=" + config.emulate();
     }
 
     public FlexLinkConfig config() {
@@ -115,17 +131,22 @@ public final class HostBackend implements Backend {
     public PinnedMemory allocatePinned(long bytes) {
         long a = allocateRaw(bytes);
         UNSAFE.setMemory(a, bytes, (byte) 0);
-        return new HostPinnedMemory(this, a, bytes, null);
+        return new HostPinnedMemory(this, a, bytes, null, null);
     }
 
     @Override
     public PinnedMemory createShared(long bytes) {
+        return createShared(bytes, null);
+    }
+
+    @Override
+    public PinnedMemory createShared(long bytes, String purpose) {
         long a = allocateRaw(bytes);
         UNSAFE.setMemory(a, bytes, (byte) 0);
         byte[] id = new byte[12];
         RANDOM.nextBytes(id);
         String name = "flexlink-host-" + HexFormat.of().formatHex(id);
-        HostPinnedMemory m = new HostPinnedMemory(this, a, bytes, name);
+        HostPinnedMemory m = new HostPinnedMemory(this, a, bytes, name, purpose);
         shared.put(name, m);
         return m;
     }

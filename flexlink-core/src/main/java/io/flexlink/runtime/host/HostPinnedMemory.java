@@ -14,14 +14,21 @@ final class HostPinnedMemory implements PinnedMemory {
     private final long address;
     private final long byteSize;
     private final String name;
+    private final String purpose;
     private final AtomicInteger references = new AtomicInteger(1);
     private volatile boolean aborted;
 
-    HostPinnedMemory(HostBackend backend, long address, long byteSize, String name) {
+    HostPinnedMemory(HostBackend backend, long address, long byteSize, String name, String purpose) {
         this.backend = backend;
         this.address = address;
         this.byteSize = byteSize;
         this.name = name;
+        this.purpose = purpose;
+    }
+
+    /** What the memory carries ({@code pcie}, {@code primary}, ...), which link emulation throttles by. */
+    String purpose() {
+        return purpose;
     }
 
     /** Takes one more reference; false when the memory was already released. */

@@ -36,7 +36,7 @@ final class HostRingTransport implements PrimaryTransport {
     @Override
     public PrimaryComm create(RankExchange exchange, int rank, int size, int device) {
         StagingLayout layout = layout(size);
-        PinnedMemory mine = rank == 0 ? backend.createShared(layout.totalBytes()) : null;
+        PinnedMemory mine = rank == 0 ? backend.createShared(layout.totalBytes(), "primary") : null;
         byte[][] names = exchange.allGather(mine == null ? new byte[0] : mine.name().getBytes(StandardCharsets.UTF_8));
         PinnedMemory mem = mine != null ? mine
                 : backend.openShared(new String(names[0], StandardCharsets.UTF_8), layout.totalBytes());
@@ -49,7 +49,7 @@ final class HostRingTransport implements PrimaryTransport {
     public PrimaryComm[] createAll(int[] devices) {
         int n = devices.length;
         StagingLayout layout = layout(n);
-        PinnedMemory first = backend.createShared(layout.totalBytes());
+        PinnedMemory first = backend.createShared(layout.totalBytes(), "primary");
         PrimaryComm[] comms = new PrimaryComm[n];
         for (int r = 0; r < n; r++) {
             PinnedMemory mem = r == 0 ? first : backend.openShared(first.name(), layout.totalBytes());

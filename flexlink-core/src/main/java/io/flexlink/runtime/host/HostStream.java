@@ -37,7 +37,7 @@ final class HostStream implements RuntimeStream {
     private final Condition idle = idleLock.newCondition();
     private volatile Throwable error;
     private volatile boolean closed;
-    private volatile LinkPacer pacer;
+    private final java.util.Map<String, LinkPacer> pacers = new java.util.concurrent.ConcurrentHashMap<>();
     private final Thread worker;
 
     HostStream(HostBackend backend, int device, String label) {
@@ -63,9 +63,10 @@ final class HostStream implements RuntimeStream {
         return backend;
     }
 
-    /** Throttles this stream's inbound transfers like a link of a given speed (link emulation). */
-    void setPacer(LinkPacer pacer) {
-        this.pacer = pacer;
+    /** The pacer of this stream's inbound transfers from memory of {@code purpose}, or null. */
+    private LinkPacer pacer(PinnedMemory mem) {
+        String purpose = ((HostPinnedMemory) mem).purpose();
+        return purpose == null ? null : pacers.computeIfAbsent(purpose, p -> new LinkPacer(backend, p));
     }
 
     /** Enqueues one operation of kind {@code kind}, passing it through the backend's fault hook. */
@@ -169,11 +170,18 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void copy(long dst, long src, long bytes) {
+        enqueue(HostFaults.Op.COPY, () -> UNSAFE.copyMemory(src, dst, bytes));
+    }
+
+    @Override
+    public void copyFromHost(long dst, PinnedMemory mem, long offset, long bytes) {
+        long src = mem.deviceAddress() + offset;
+        LinkPacer pacer = pacer(mem);
         enqueue(HostFaults.Op.COPY, () -> {
+            long start = System.nanoTime();
             UNSAFE.copyMemory(src, dst, bytes);
-            LinkPacer p = pacer;
-            if (p != null) {
-                p.transferred(bytes);
+            if (pacer != null) {
+                pacer.paced(start, bytes);
             }
         });
     }
@@ -209,11 +217,12 @@ final class HostStream implements RuntimeStream {
     public void reduceFromHost(long dst, long a, PinnedMemory mem, long bOffset, long count, DataType type,
                                ReduceOp op, int divisor) {
         long b = mem.deviceAddress() + bOffset;
+        LinkPacer pacer = pacer(mem);
         enqueue(HostFaults.Op.REDUCE, () -> {
+            long start = System.nanoTime();
             HostReduce.reduce(dst, a, b, count, type, op, divisor);
-            LinkPacer p = pacer;
-            if (p != null) {
-                p.transferred(count * type.size());
+            if (pacer != null) {
+                pacer.paced(start, count * type.size());
             }
         });
     }

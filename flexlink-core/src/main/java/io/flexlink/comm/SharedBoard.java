@@ -1,0 +1,114 @@
+package io.flexlink.comm;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.balance.BalanceBoard;
+import io.flexlink.balance.SizeBuckets;
+import io.flexlink.runtime.PinnedMemory;
+import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The balance board in host memory shared by the ranks (the same kind of memory as the staging areas,
+ * so it works across processes too). Entry {@code d} of a channel lives in ring slot {@code d % 4}: a
+ * rank cannot pass decision {@code d+1} before every rank published {@code d}, so no rank is ever more
+ * than two decisions ahead of a reader and four slots never collide. Each entry is one 64-byte line:
+ * tag ({@code d + 1}, written last, release), share version, status, per-path times as float bits.
+ */
+final class SharedBoard implements BalanceBoard, AutoCloseable {
+    static final int RING = 4;
+    static final int ENTRY = 64;
+    static final int MAX_PATHS = (ENTRY - 12) / 4;
+
+    private final PinnedMemory memory;
+    private final int rank;
+    private final int ranks;
+    private final int paths;
+    private final long timeoutNanos;
+
+    SharedBoard(PinnedMemory memory, int rank, int ranks, int paths, Duration timeout) {
+        if (paths > MAX_PATHS) {
+            throw new IllegalArgumentException("balance board: at most " + MAX_PATHS + " paths");
+        }
+        this.memory = memory;
+        this.rank = rank;
+        this.ranks = ranks;
+        this.paths = paths;
+        this.timeoutNanos = timeout.toNanos();
+    }
+
+    static long bytes(int ranks) {
+        return (long) SizeBuckets.channels() * RING * ranks * ENTRY;
+    }
+
+    private long entry(int channel, long decision, int r) {
+        return (((long) channel * RING + decision % RING) * ranks + r) * ENTRY;
+    }
+
+    @Override
+    public void publish(int channel, long decision, int version, float[] times) {
+        long e = entry(channel, decision, rank);
+        if (times != null) {
+            for (int p = 0; p < paths; p++) {
+                memory.writeCounter(e + 12 + 4L * p, Float.floatToRawIntBits(times[p]));
+            }
+        }
+        memory.writeCounter(e + 4, version);
+        memory.writeCounter(e + 8, times == null ? 0 : 1);
+        memory.writeCounter(e, (int) (decision + 1));
+    }
+
+    @Override
+    public boolean collect(int channel, long decision, int version, float[] maxTimes) {
+        java.util.Arrays.fill(maxTimes, 0, paths, Float.NaN);
+        boolean all = true;
+        for (int r = 0; r < ranks; r++) {
+            long e = entry(channel, decision, r);
+            await(e, (int) (decision + 1), r, channel);
+            if (memory.readCounter(e + 8) != 1 || memory.readCounter(e + 4) != version) {
+                all = false;
+                continue;
+            }
+            for (int p = 0; p < paths; p++) {
+                float t = Float.intBitsToFloat(memory.readCounter(e + 12 + 4L * p));
+                if (!Float.isNaN(t) && (Float.isNaN(maxTimes[p]) || t > maxTimes[p])) {
+                    maxTimes[p] = t;
+                }
+            }
+        }
+        return all;
+    }
+
+    /** Waits for rank {@code r}'s host to publish; peers publish from their enqueueing threads, not the device. */
+    private void await(long entry, int tag, int r, int channel) {
+        long deadline = 0;
+        for (int spin = 0; ; spin++) {
+            int seen = memory.readCounter(entry);
+            if (seen == tag) {
+                return;
+            }
+            if (seen - tag > 0) {
+                throw new FlexLinkException(Result.INTERNAL_ERROR, "balance board: rank " + r + " overwrote entry "
+                        + (tag - 1) + " of " + SizeBuckets.label(channel) + " before it was read");
+            }
+            if (spin < 100) {
+                Thread.onSpinWait();
+                continue;
+            }
+            long now = System.nanoTime();
+            if (deadline == 0) {
+                deadline = now + timeoutNanos;
+            } else if (now > deadline) {
+                throw new FlexLinkException(Result.REMOTE_ERROR, "balance board: rank " + r
+                        + " did not reach call " + (tag - 1) + " of " + SizeBuckets.label(channel) + " within "
+                        + timeoutNanos / 1_000_000 + " ms");
+            }
+            LockSupport.parkNanos(20_000);
+        }
+    }
+
+    @Override
+    public void close() {
+        memory.close();
+    }
+}
