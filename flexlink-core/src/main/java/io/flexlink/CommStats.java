@@ -51,11 +51,22 @@ public final class CommStats {
     private final List<PathTotals> paths;
     private final Map<String, Map<String, Double>> shares;
     private final List<String> history;
+    private final Map<String, String> stages;
 
-    public CommStats(List<PathTotals> paths, Map<String, Map<String, Double>> shares, List<String> history) {
+    public CommStats(List<PathTotals> paths, Map<String, Map<String, Double>> shares, List<String> history,
+                     Map<String, String> stages) {
         this.paths = Collections.unmodifiableList(paths);
         this.shares = Collections.unmodifiableMap(shares);
         this.history = Collections.unmodifiableList(history);
+        this.stages = Collections.unmodifiableMap(stages);
+    }
+
+    /**
+     * The balancer's stage per {@code collective/bucket}: {@code PROBE} and {@code COARSE} while tuning,
+     * {@code FINE} once tuned (runtime adjustment), {@code PRIMARY_ONLY} where splitting does not pay.
+     */
+    public Map<String, String> stages() {
+        return stages;
     }
 
     public List<PathTotals> paths() {

@@ -105,6 +105,13 @@ public final class PerfOptions {
     @Option(names = "--min-split", paramLabel = "BYTES", description = "Calls below this size stay on the primary path.")
     String minSplit;
 
+    @Option(names = "--emulate", paramLabel = "LINKS",
+            description = "Host backend: emulated link speeds, e.g. primary:400MB/s,pcie:100MB/s@50us.")
+    String emulate;
+
+    @Option(names = "--history", description = "Print the balancer's decisions (the convergence trace) at the end.")
+    boolean history;
+
     @Option(names = "--seed", defaultValue = "42", description = "Seed of the checked data. Default: ${DEFAULT-VALUE}.")
     long seed;
 
@@ -171,6 +178,9 @@ public final class PerfOptions {
         if (minSplit != null) {
             cb.set(FlexLinkConfig.MIN_SPLIT_BYTES, minSplit);
         }
+        if (emulate != null) {
+            cb.set(FlexLinkConfig.EMULATE, emulate);
+        }
         FlexLinkConfig c = cb.build();
         // parse every setting now, so that a bad value is a usage error before anything runs
         c.paths();
@@ -179,6 +189,7 @@ public final class PerfOptions {
         c.slots();
         c.minSplitBytes();
         c.hostDevices();
+        io.flexlink.runtime.host.Emulation.parse(c.emulate());
         return c;
     }
 

@@ -116,6 +116,7 @@ final class PerfRunner {
             header(env, fm, baselineNote);
             Sweep sweep = new Sweep(ws, flex, fm, base, new DataCheck(backend));
             int code = sweep.run(sizes, env);
+            balanceReport(flex[0]);
             ok = true;
             return code;
         } finally {
@@ -129,6 +130,29 @@ final class PerfRunner {
             close(flex);
             close(base);
         }
+    }
+
+    /** The balancer's converged shares per size bucket, and with --history its decisions. */
+    private void balanceReport(Communicator comm) {
+        io.flexlink.CommStats stats = comm.stats();
+        if (stats.shares().isEmpty()) {
+            return;
+        }
+        out.println("# Balanced shares (collective/bucket: auxiliary shares):");
+        for (java.util.Map.Entry<String, java.util.Map<String, Double>> e : stats.shares().entrySet()) {
+            StringBuilder sb = new StringBuilder("#   ").append(e.getKey());
+            for (java.util.Map.Entry<String, Double> p : e.getValue().entrySet()) {
+                sb.append(' ').append(p.getKey()).append('=').append(String.format(Locale.ROOT, "%.4f", p.getValue()));
+            }
+            out.println(sb);
+        }
+        if (o.history) {
+            out.println("# Balancer decisions (rank 0):");
+            for (String line : stats.history()) {
+                out.println("#   " + line);
+            }
+        }
+        out.flush();
     }
 
     private void header(RunEnv env, ShareMeter fm, String baselineNote) {
@@ -167,6 +191,7 @@ final class PerfRunner {
         private final Communicator[] base;
         private final DataCheck check;
         private final List<Row> rows = new ArrayList<>();
+        private final Progress tuneProgress = new Progress(err, TUNE_BUDGET);
 
         Sweep(Workspace ws, Communicator[] flex, ShareMeter fm, Communicator[] base, DataCheck check) {
             this.ws = ws;
@@ -236,6 +261,7 @@ final class PerfRunner {
             SizeSweep.Shape s = SizeSweep.shape(c, size, type, o.ranks);
             Row row = new Row(s.bytes, s.count, type, c.reduces() ? op : null, root);
             long seed = o.seed + 2 * index;
+            tune(c, s, type, op, root);
             fm.mark();
             row.outOfPlace = measure(flex, c, s, type, op, root, false, o.warmup, seed, row);
             row.inPlace = measure(flex, c, s, type, op, root, true, Math.min(1, o.warmup), seed + 1, row);
@@ -246,6 +272,37 @@ final class PerfRunner {
                 row.baseline = run(c, s, ws.time(base, c, s.count, type, op, root, o.iters, o.blocking != 0), -1);
             }
             return row;
+        }
+
+        /**
+         * Lets the balancer settle this size before it is timed: one call at a time (so that each call's
+         * measurement is in before the next decision) until the size's channel is tuned and its shares have
+         * not moved for a few calls, within a budget. Nothing to do with fixed shares.
+         */
+        private void tune(Collective c, SizeSweep.Shape s, DataType type, ReduceOp op, int root) {
+            {
+                long bytes = (long) s.count * type.size()
+                        * (c == Collective.ALL_GATHER || c == Collective.REDUCE_SCATTER ? o.ranks : 1);
+                String label = io.flexlink.balance.SizeBuckets.label(io.flexlink.balance.SizeBuckets.channel(c, bytes));
+                ws.layout(c, s.count, type, false);
+                String last = null;
+                int still = 0;
+                for (int i = 0; i < TUNE_BUDGET && still < TUNE_QUIET; i++) {
+                    ws.enqueue(flex, c, s.count, type, op, root);
+                    ws.synchronize();
+                    io.flexlink.CommStats st = flex[0].stats();
+                    String stage = st.stages().get(label);
+                    if (stage == null) {
+                        return; // below the split threshold: never balanced
+                    }
+                    String now = stage + st.shares().get(label);
+                    boolean settled = stage.equals("FINE") || stage.equals("PRIMARY_ONLY");
+                    still = settled && now.equals(last) ? still + 1 : 0;
+                    last = now;
+                    tuneProgress.update(i + 1, "tuning " + label + ": " + stage + " " + st.shares().get(label));
+                }
+                tuneProgress.clear();
+            }
         }
 
         private Row.Run measure(Communicator[] comms, Collective c, SizeSweep.Shape s, DataType type, ReduceOp op,
@@ -272,6 +329,10 @@ final class PerfRunner {
             return new Row.Run(sec * 1e6, algBw, algBw * c.busFactor(o.ranks), wrong);
         }
     }
+
+    /** Most calls spent letting the balancer settle one size, and how many unchanged calls mean settled. */
+    static final int TUNE_BUDGET = 400;
+    static final int TUNE_QUIET = 12;
 
     private static void abort(Communicator[] comms) {
         if (comms == null) {

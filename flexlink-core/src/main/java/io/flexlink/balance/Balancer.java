@@ -26,6 +26,8 @@ import org.slf4j.LoggerFactory;
 public final class Balancer implements ShareProvider {
     private static final Logger LOG = LoggerFactory.getLogger(Balancer.class);
     private static final int SAMPLES = 8;
+    /** Decisions kept for stats (the oldest are dropped). */
+    private static final int MAX_HISTORY = 1000;
 
     private final int aux;
     private final List<String> pathNames;
@@ -189,6 +191,9 @@ public final class Balancer implements ShareProvider {
                         .append(String.format(Locale.ROOT, "%.3fms", times[p] * 1e3));
             }
         }
+        if (history.size() == MAX_HISTORY) {
+            history.remove(0);
+        }
         history.add(sb.toString());
         LOG.debug("BALANCE {}", sb);
     }
@@ -212,6 +217,17 @@ public final class Balancer implements ShareProvider {
                     m.put(pathNames.get(i + 1), tuners[ch].shares()[i]);
                 }
                 out.put(SizeBuckets.label(ch), m);
+            }
+        }
+        return out;
+    }
+
+    /** The stage per channel label, for stats. */
+    public synchronized Map<String, String> stageTable() {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (int ch = 0; ch < tuners.length; ch++) {
+            if (tuners[ch] != null) {
+                out.put(SizeBuckets.label(ch), tuners[ch].stage().name());
             }
         }
         return out;

@@ -190,14 +190,20 @@ public final class FlexCommunicator implements Communicator {
         if (group.inGroup() && primary != null) {
             group.enter(transport);
         }
-        // the balancer's calls are timed, except inside groups, whose joins are deferred
-        int ch = timer == null || group.inGroup() ? -1 : balancer.timedChannel();
+        // the balancer's calls are timed; in a group only the first call of this communicator (the primary
+        // launch, and so its end, is deferred to the group's end)
+        int ch = timer == null || (group.inGroup() && !pendingStreams.isEmpty()) ? -1 : balancer.timedChannel();
         int slot = ch < 0 ? -1 : timer.begin(ch, balancer.version(ch), stream);
         if (!split) {
             primary.enqueue(call, 0, count);
             counters.add(0, lengths[0] * type.size());
             if (slot >= 0) {
-                timer.primaryDone(slot, stream);
+                if (group.inGroup()) {
+                    pendingSlot = slot;
+                    deferJoin(group, stream);
+                } else {
+                    timer.primaryDone(slot, stream);
+                }
             }
             return;
         }
@@ -214,7 +220,12 @@ public final class FlexCommunicator implements Communicator {
             }
             aux[i].enqueue(call, offset, len);
             for (int k = 0; k < ps.length; k++) {
-                ps[k].record(slot >= 0 ? timer.auxDone(slot, i, k) : joins[i][k]);
+                if (slot >= 0) {
+                    ps[k].record(timer.auxDone(slot, i, k));
+                }
+                if (slot < 0 || group.inGroup()) {
+                    ps[k].record(joins[i][k]); // a deferred join waits on these
+                }
             }
             offset += len;
             counters.add(i + 1, len * type.size());
@@ -222,11 +233,14 @@ public final class FlexCommunicator implements Communicator {
         if (lengths[0] > 0) {
             primary.enqueue(call, 0, lengths[0]);
             counters.add(0, lengths[0] * type.size());
-            if (slot >= 0) {
+            if (slot >= 0 && !group.inGroup()) {
                 timer.primaryDone(slot, stream);
             }
         }
         if (group.inGroup()) {
+            if (slot >= 0 && lengths[0] > 0) {
+                pendingSlot = slot;
+            }
             deferJoin(group, stream);
             return;
         }
@@ -249,13 +263,16 @@ public final class FlexCommunicator implements Communicator {
     // inside a group: which paths to join, into which caller streams, once the group ends
     private boolean[] pendingPaths;
     private final List<RuntimeStream> pendingStreams = new ArrayList<>();
+    /** The timed call of the current group whose primary end is recorded once the group launched it. */
+    private int pendingSlot = -1;
+    private final Runnable joinDeferredTask = this::joinDeferred;
 
     private void deferJoin(Groups group, RuntimeStream stream) {
         if (pendingPaths == null) {
             pendingPaths = new boolean[aux.length];
         }
         if (pendingStreams.isEmpty()) {
-            group.defer(this::joinDeferred);
+            group.defer(joinDeferredTask);
         }
         for (int i = 0; i < aux.length; i++) {
             pendingPaths[i] |= lengths[i + 1] > 0;
@@ -266,6 +283,10 @@ public final class FlexCommunicator implements Communicator {
     }
 
     private synchronized void joinDeferred() {
+        if (pendingSlot >= 0) {
+            timer.primaryDone(pendingSlot, pendingStreams.get(0));
+            pendingSlot = -1;
+        }
         for (RuntimeStream s : pendingStreams) {
             for (int i = 0; i < aux.length; i++) {
                 if (pendingPaths[i]) {
@@ -301,7 +322,8 @@ public final class FlexCommunicator implements Communicator {
         }
         return new CommStats(counters.totals(),
                 balancer == null ? new LinkedHashMap<>() : balancer.shareTable(),
-                balancer == null ? new ArrayList<>() : balancer.history());
+                balancer == null ? new ArrayList<>() : balancer.history(),
+                balancer == null ? new LinkedHashMap<>() : balancer.stageTable());
     }
 
     /** The primary path's communicator (NCCL on CUDA), or null when the primary path is off. */
