@@ -52,13 +52,32 @@ public final class CommStats {
     private final Map<String, Map<String, Double>> shares;
     private final List<String> history;
     private final Map<String, String> stages;
+    private final Result asyncError;
+    private final String errorDetail;
 
     public CommStats(List<PathTotals> paths, Map<String, Map<String, Double>> shares, List<String> history,
                      Map<String, String> stages) {
+        this(paths, shares, history, stages, Result.SUCCESS, null);
+    }
+
+    public CommStats(List<PathTotals> paths, Map<String, Map<String, Double>> shares, List<String> history,
+                     Map<String, String> stages, Result asyncError, String errorDetail) {
         this.paths = Collections.unmodifiableList(paths);
         this.shares = Collections.unmodifiableMap(shares);
         this.history = Collections.unmodifiableList(history);
         this.stages = Collections.unmodifiableMap(stages);
+        this.asyncError = asyncError;
+        this.errorDetail = errorDetail;
+    }
+
+    /** The communicator's asynchronous error when the snapshot was taken, as {@code getAsyncError()} gave it. */
+    public Result asyncError() {
+        return asyncError;
+    }
+
+    /** What that error was (the stream, path or rank, or what the watchdog saw); null while there is none. */
+    public String errorDetail() {
+        return errorDetail;
     }
 
     /**
@@ -85,6 +104,7 @@ public final class CommStats {
 
     @Override
     public String toString() {
-        return "CommStats" + paths + " shares=" + shares;
+        return "CommStats" + paths + " shares=" + shares
+                + (asyncError == Result.SUCCESS ? "" : " error=" + asyncError + (errorDetail == null ? "" : ": " + errorDetail));
     }
 }

@@ -12,7 +12,15 @@ package io.flexlink;
  * The {@link Buffer} overloads also check counts against buffer sizes; the address overloads, like NCCL,
  * cannot.
  *
- * <p>A communicator may be used by one thread at a time; calls from two threads at once are serialized.
+ * <p>Threads: calls from two threads at once are serialized (the calls of each rank must still come in the
+ * same order on every rank); different communicators are independent. {@link #getAsyncError()} never
+ * blocks and {@link #abort()} is safe from any thread.
+ *
+ * <p>Errors, like NCCL's: an error of enqueued work is asynchronous. {@link #getAsyncError()} reports the
+ * first one (the failed stream's result, or REMOTE_ERROR when another rank aborted or the watchdog of
+ * {@code flexlink.timeout} found a call overdue); once it was seen, every rank of the communicator is told
+ * (their waits return and they report REMOTE_ERROR), and every later collective on this rank throws a
+ * {@link FlexLinkException} with that result, enqueuing nothing. See docs/operations.md.
  */
 public interface Communicator extends AutoCloseable {
     /** This rank, in {@code [0, size)}. */
@@ -51,7 +59,8 @@ public interface Communicator extends AutoCloseable {
 
     /**
      * The first error of work already enqueued (like {@code ncclCommGetAsyncError}): SUCCESS while
-     * everything is fine; never blocks.
+     * everything is fine; never blocks. Finding an error here also tells the other ranks. After
+     * {@link #abort()} without an earlier error: REMOTE_ERROR.
      */
     Result getAsyncError();
 
@@ -59,12 +68,19 @@ public interface Communicator extends AutoCloseable {
     CommStats stats();
 
     /**
-     * Stops the communicator: every stream blocked in one of its collectives is released, its resources
-     * are freed, and later calls fail with INVALID_USAGE. Safe from any thread; idempotent.
+     * Stops the communicator on every rank: every stream blocked in one of its collectives, here and at the
+     * peers, is released (the data of unfinished calls is garbage), its resources are freed without
+     * waiting for the peers, and later calls fail with INVALID_USAGE (or with the error that caused the
+     * abort). Memory that a stream which never returns still uses is freed by {@link #close()} once it
+     * returned. Safe from any thread; idempotent.
      */
     void abort();
 
-    /** Waits for this communicator's own enqueued work, then frees its resources; idempotent. */
+    /**
+     * Waits for this communicator's own enqueued work, then frees its resources; idempotent. Like
+     * {@code ncclCommDestroy} it waits for the peers' part of that work: when a peer may be gone, abort()
+     * (or set {@code flexlink.timeout}, whose watchdog aborts a wait that never ends).
+     */
     @Override
     void close();
 }

@@ -1,10 +1,16 @@
 package io.flexlink;
 
+import io.flexlink.bootstrap.LaunchEnv;
+import io.flexlink.bootstrap.TcpRendezvous;
 import io.flexlink.comm.Backends;
 import io.flexlink.comm.CommunicatorFactory;
 import io.flexlink.comm.Groups;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.RankExchange;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Map;
 
 /**
  * Entry point: makes communicators, like {@code ncclCommInitAll} and {@code ncclCommInitRank}, and
@@ -59,9 +65,47 @@ public final class FlexLink {
         return CommunicatorFactory.initAll(backend, config, devices);
     }
 
-    /** A fresh unique id; give it to every rank (like {@code ncclGetUniqueId}). */
+    /** A fresh unique id for ranks that are threads of this process (like {@code ncclGetUniqueId}). */
     public static UniqueId getUniqueId() {
         return UniqueId.random();
+    }
+
+    /**
+     * A fresh unique id for ranks that may be other processes of this machine: binds rank 0's TCP
+     * rendezvous now, at {@code host}:{@code port} ({@code port} 0 picks a free one; the bind address is
+     * {@code flexlink.bootstrap.bind} when set). Send the id to every rank (e.g. {@link UniqueId#toBase64()});
+     * rank 0 must call {@code initRank} in this process. Keep {@code host} on loopback or a
+     * cluster-internal network: the id's secret is the only guard (docs/operations.md).
+     */
+    public static UniqueId getUniqueId(InetAddress host, int port) {
+        return TcpRendezvous.listen(host, port, FlexLinkConfig.fromEnvironment());
+    }
+
+    /** {@link #getUniqueId(InetAddress, int)} with a host name or address literal. */
+    public static UniqueId getUniqueId(String host, int port) {
+        try {
+            return getUniqueId(InetAddress.getByName(host), port);
+        } catch (UnknownHostException e) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "host: unknown host '" + host + "'", e);
+        }
+    }
+
+    /**
+     * This process's rank of a job launched like torchrun ({@code RANK}, {@code WORLD_SIZE},
+     * {@code LOCAL_RANK}, {@code MASTER_ADDR}, {@code MASTER_PORT}), on the default backend and device
+     * {@code LOCAL_RANK}: rank 0 listens on MASTER_ADDR:MASTER_PORT, the others connect to it. Every
+     * process must make its communicators from the environment in the same order.
+     */
+    public static Communicator initFromEnv() {
+        return initFromEnv(backend(), FlexLinkConfig.fromEnvironment(), System.getenv());
+    }
+
+    /** {@link #initFromEnv()} with a given backend, configuration and environment. */
+    public static Communicator initFromEnv(Backend backend, FlexLinkConfig config, Map<String, String> env) {
+        LaunchEnv launch = LaunchEnv.parse(env);
+        int device = launch.device(backend.deviceCount());
+        RankExchange exchange = TcpRendezvous.fromEnv(launch, config);
+        return CommunicatorFactory.initRank(backend, config, exchange, launch.worldSize, launch.rank, device);
     }
 
     /** This thread's rank of an {@code nranks}-rank communicator identified by {@code id}, on the default backend. */

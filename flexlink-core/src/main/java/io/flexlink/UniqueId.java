@@ -32,12 +32,26 @@ public final class UniqueId {
 
     /** A new id whose rendezvous is at {@code address}:{@code port} (raw IPv4/IPv6 bytes; null for none). */
     public static UniqueId withAddress(byte[] address, int port) {
-        ByteBuffer b = ByteBuffer.allocate(BYTES);
-        b.putInt(MAGIC).put(VERSION).put((byte) 0).putShort((short) port);
         byte[] token = new byte[8];
         byte[] secret = new byte[16];
         RANDOM.nextBytes(token);
         RANDOM.nextBytes(secret);
+        return of(address, port, token, secret);
+    }
+
+    /**
+     * An id with a given token (8 bytes) and secret (16 bytes), for launchers whose processes derive the
+     * same id independently (torchrun's environment) instead of passing one around.
+     */
+    public static UniqueId of(byte[] address, int port, byte[] token, byte[] secret) {
+        if (token == null || token.length != 8 || secret == null || secret.length != 16) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "uniqueId: token must be 8 bytes and secret 16");
+        }
+        if (port < 0 || port > 0xffff) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "port: " + port + " is not in [0, 65535]");
+        }
+        ByteBuffer b = ByteBuffer.allocate(BYTES);
+        b.putInt(MAGIC).put(VERSION).put((byte) 0).putShort((short) port);
         b.put(token).put(secret);
         if (address == null) {
             b.put((byte) 0);
@@ -92,6 +106,11 @@ public final class UniqueId {
             sb.append(String.format("%02x", bytes[i]));
         }
         return sb.toString();
+    }
+
+    /** The raw 8 token bytes. */
+    public byte[] tokenBytes() {
+        return Arrays.copyOfRange(bytes, 8, 16);
     }
 
     /** The secret peers must present. */

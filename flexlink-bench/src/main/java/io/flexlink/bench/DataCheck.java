@@ -51,7 +51,7 @@ final class DataCheck {
         this.collective = c;
         this.type = type;
         this.count = count;
-        this.ranks = ws.ranks();
+        this.ranks = ws.worldSize();
         this.root = Math.max(root, 0);
         int sz = type.size();
         long refElems = c == Collective.REDUCE_SCATTER ? count * ranks : Expected.outputCount(c, count, ranks);
@@ -59,8 +59,8 @@ final class DataCheck {
         long outElems = Expected.outputCount(c, count, ranks);
         long inElems = Expected.inputCount(c, count, ranks);
         int chunkElems = HostArray.CHUNK / sz;
-        for (int r = 0; r < ranks; r++) {
-            long refBase = refBase(r);
+        for (int r = 0; r < ws.ranks(); r++) {
+            long refBase = refBase(ws.globalRank(r));
             for (long o = 0; o < outElems; o += chunkElems) {
                 int len = (int) Math.min(chunkElems, outElems - o);
                 stageA.clear();
@@ -71,13 +71,14 @@ final class DataCheck {
             }
         }
         ReduceOp dataOp = DataPattern.dataOp(c, op);
-        for (int r = 0; r < ranks; r++) {
-            if (c == Collective.BROADCAST && r != this.root) {
+        for (int r = 0; r < ws.ranks(); r++) {
+            int g = ws.globalRank(r);
+            if (c == Collective.BROADCAST && g != this.root) {
                 continue; // only the root's send buffer is read
             }
             for (long o = 0; o < inElems; o += chunkElems) {
                 int len = (int) Math.min(chunkElems, inElems - o);
-                fillParallel(stageA, type, dataOp, seed, r, o, len);
+                fillParallel(stageA, type, dataOp, seed, g, o, len);
                 stageA.clear().limit(len * sz);
                 backend.upload(ws.sendAddress(r) + o * sz, stageA);
             }
@@ -91,11 +92,12 @@ final class DataCheck {
         long outElems = Expected.outputCount(collective, count, ranks);
         int chunkElems = HostArray.CHUNK / sz;
         long wrong = 0;
-        for (int r = 0; r < ranks; r++) {
-            if (collective == Collective.REDUCE && r != root) {
+        for (int r = 0; r < ws.ranks(); r++) {
+            int g = ws.globalRank(r);
+            if (collective == Collective.REDUCE && g != root) {
                 continue; // reduce writes the root's buffer only
             }
-            long refBase = refBase(r);
+            long refBase = refBase(g);
             for (long o = 0; o < outElems; o += chunkElems) {
                 int len = (int) Math.min(chunkElems, outElems - o);
                 stageA.clear().limit(len * sz);
@@ -105,7 +107,7 @@ final class DataCheck {
                 reference.read((refBase + o) * sz, stageB, len * sz);
                 stageB.flip();
                 if (!stageA.equals(stageB)) {
-                    wrong += countWrong(r, o, len);
+                    wrong += countWrong(g, o, len);
                 }
             }
         }

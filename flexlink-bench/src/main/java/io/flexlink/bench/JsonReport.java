@@ -118,7 +118,8 @@ final class JsonReport {
     private static void settings(JsonWriter w, FlexLinkConfig config) {
         w.key("settings").beginObject();
         for (Setting<?> s : FlexLinkConfig.settings()) {
-            w.field(s.property(), config.raw(s));
+            String v = config.raw(s);
+            w.field(s.property(), s == FlexLinkConfig.SECRET && !v.isEmpty() ? "(set, not shown)" : v);
         }
         w.endObject();
     }

@@ -40,8 +40,14 @@ public final class PerfMain {
      * (usage errors in one line, no stack trace), and returns the exit code.
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        return run(args, out, err, System.getenv());
+    }
+
+    /** {@link #run(String[], PrintStream, PrintStream)} with the environment --from-env reads. */
+    static int run(String[] args, PrintStream out, PrintStream err, java.util.Map<String, String> environment) {
         configureLogging(args);
         PerfOptions options = new PerfOptions();
+        options.environment = environment;
         CommandLine cl = new CommandLine(options);
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
@@ -60,8 +66,18 @@ public final class PerfMain {
             return EXIT_OK;
         }
         try {
+            if (options.replot != null) {
+                if (options.plot == null) {
+                    err.println(NAME + ": --replot needs --plot FILE.png");
+                    return EXIT_USAGE;
+                }
+                Replot.replot(options.replot, options.plot);
+                return EXIT_OK;
+            }
             options.validate();
-            return new PerfRunner(options, out, err).run();
+            // with --from-env only rank 0 prints the table; the others report problems on stderr
+            PrintStream table = options.printsTable() ? out : new PrintStream(java.io.OutputStream.nullOutputStream());
+            return new PerfRunner(options, table, err).run();
         } catch (FlexLinkException e) {
             out.flush();
             if (e.result() == Result.INVALID_ARGUMENT) {

@@ -125,6 +125,10 @@ public final class PerfOptions {
     @Option(names = "--plot", paramLabel = "FILE.png", description = "Plot busbw and shares against size.")
     Path plot;
 
+    @Option(names = "--replot", paramLabel = "FILE.json",
+            description = "Only draw --plot from the JSON of an earlier run (for runs where Java has no java.desktop).")
+    Path replot;
+
     @Option(names = "--gate", paramLabel = "MIN[,LARGE]",
             description = "With --baseline: exit 3 when out-of-place busbw < MIN x baseline at any size, "
                     + "or < LARGE x baseline at sizes >= 64M.")
@@ -133,11 +137,26 @@ public final class PerfOptions {
     @Option(names = {"-v", "--verbose"}, description = "Log FlexLink's INFO lines on stderr.")
     boolean verbose;
 
+    @Option(names = "--from-env", description = "Run as one rank of a multi-process job, one process per rank, "
+            + "from torchrun's RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (-g must be 1): rank 0 "
+            + "prints the table, every process checks its own results and exits with its own code.")
+    boolean fromEnv;
+
+    /** The environment --from-env reads (the process's; tests inject one). */
+    java.util.Map<String, String> environment = System.getenv();
+
+    /** This process's place in a --from-env job, or null. */
+    io.flexlink.bootstrap.LaunchEnv launch;
+
     /** Checks what single options cannot; throws FlexLinkException INVALID_ARGUMENT (exit code 2). */
     void validate() {
         types = parseTypes(typesText);
         ops = parseOps(opsText);
         require(ranks >= 1, "-g: at least one rank is needed, got " + ranks);
+        if (fromEnv) {
+            require(ranks == 1, "-g: must be 1 (or absent) with --from-env: each process is one rank, got " + ranks);
+            launch = io.flexlink.bootstrap.LaunchEnv.parse(environment);
+        }
         require(iters >= 1, "-n: at least one iteration is needed, got " + iters);
         require(warmup >= 0, "-w: must not be negative, got " + warmup);
         require(check >= 0, "-c: must be 0 or 1, got " + check);
@@ -149,7 +168,8 @@ public final class PerfOptions {
         } else {
             require(stepBytes > 0 || minBytes == maxBytes, "-i: must be positive");
         }
-        require(root >= -1 && root < ranks, "-r: root " + root + " is not a rank of " + ranks + " (or -1 for all)");
+        require(root >= -1 && root < worldSize(), "-r: root " + root + " is not a rank of " + worldSize()
+                + " (or -1 for all)");
         String b = backend.toLowerCase(Locale.ROOT);
         require(b.equals("auto") || b.equals("host") || b.equals("cuda"),
                 "--backend: '" + backend + "' is not one of auto|host|cuda");
@@ -207,10 +227,25 @@ public final class PerfOptions {
             return List.of(root);
         }
         List<Integer> all = new ArrayList<>();
-        for (int r = 0; r < ranks; r++) {
+        for (int r = 0; r < worldSize(); r++) {
             all.add(r);
         }
         return all;
+    }
+
+    /** Ranks of the communicator: -g, or WORLD_SIZE with --from-env. */
+    int worldSize() {
+        return launch != null ? launch.worldSize : ranks;
+    }
+
+    /** The rank of this process's first rank (its only one with --from-env). */
+    int firstRank() {
+        return launch != null ? launch.rank : 0;
+    }
+
+    /** Whether this process prints the table: always, but only rank 0 with --from-env. */
+    boolean printsTable() {
+        return launch == null || launch.rank == 0;
     }
 
     /** The step as nccl-tests prints it: {@code 4(factor)} or {@code 1048576(bytes)}. */

@@ -85,8 +85,9 @@ final class PerfRunner {
         for (int r = 0; r < n; r++) {
             devices[r] = r % backend.deviceCount();
         }
-        RunEnv env = new RunEnv(o.collective.testName() + "_perf", backend.name(), note, backend.toString(),
-                backend.deviceCount(), devices, config);
+        if (o.launch != null) {
+            devices = new int[] {o.launch.device(backend.deviceCount())};
+        }
         List<Long> sizes = SizeSweep.sizes(o.minBytes, o.maxBytes, o.stepFactor, o.stepBytes);
         long bufferBytes = sizes.isEmpty() ? 0 : sizes.get(sizes.size() - 1);
         Communicator[] flex = null;
@@ -94,13 +95,17 @@ final class PerfRunner {
         Workspace ws = null;
         boolean ok = false;
         try {
-            flex = FlexLink.initAll(backend, config, devices);
+            flex = communicators(backend, config, devices);
+            if (o.launch != null) {
+                gather = new RankGather(backend, flex[0]);
+            }
+            RunEnv env = runEnv(backend, config, note, devices);
             ShareMeter fm = new ShareMeter(flex);
             ShareMeter bm = null;
             String baselineNote = null;
             if (o.baseline) {
                 if (fm.hasPrimary()) {
-                    base = FlexLink.initAll(backend, config.with(FlexLinkConfig.PATHS, "primary"), devices);
+                    base = communicators(backend, config.with(FlexLinkConfig.PATHS, "primary"), devices);
                     bm = new ShareMeter(base);
                     baselineNote = "primary path alone (flexlink.paths=primary), timed out of place after each FlexLink row";
                 } else {
@@ -112,7 +117,7 @@ final class PerfRunner {
                     }
                 }
             }
-            ws = new Workspace(backend, devices, bufferBytes);
+            ws = new Workspace(backend, devices, bufferBytes, o.firstRank(), o.worldSize());
             header(env, fm, baselineNote);
             Sweep sweep = new Sweep(ws, flex, fm, base, new DataCheck(backend));
             int code = sweep.run(sizes, env);
@@ -127,9 +132,41 @@ final class PerfRunner {
             if (ws != null) {
                 ws.close();
             }
+            if (gather != null) {
+                gather.close();
+            }
             close(flex);
             close(base);
         }
+    }
+
+    /** Small exchanges between the processes of a --from-env run; null otherwise. */
+    private RankGather gather;
+
+    /** All ranks in this process (-g), or this process's one rank of a --from-env job. */
+    private Communicator[] communicators(Backend backend, FlexLinkConfig config, int[] devices) {
+        if (o.launch == null) {
+            return FlexLink.initAll(backend, config, devices);
+        }
+        return new Communicator[] {FlexLink.initFromEnv(backend, config, o.environment)};
+    }
+
+    /** The run's description; with --from-env, every rank's device and process, gathered. */
+    private RunEnv runEnv(Backend backend, FlexLinkConfig config, String note, int[] devices) {
+        long[] pids = null;
+        if (gather != null) {
+            long[][] all = gather.gather(ProcessHandle.current().pid(), devices[0]);
+            devices = new int[all.length];
+            pids = new long[all.length];
+            for (int r = 0; r < all.length; r++) {
+                pids[r] = all[r][0];
+                devices[r] = (int) all[r][1];
+            }
+        }
+        RunEnv env = new RunEnv(o.collective.testName() + "_perf", backend.name(), note, backend.toString(),
+                backend.deviceCount(), devices, config);
+        env.pids = pids;
+        return env;
     }
 
     /** The balancer's converged shares per size bucket, and with --history its decisions. */
@@ -178,7 +215,7 @@ final class PerfRunner {
         out.println("# Using devices");
         for (int r = 0; r < env.devices.length; r++) {
             out.printf(Locale.ROOT, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s%n",
-                    r, 0, env.pid, env.host, env.devices[r], env.backend, env.backendDescription);
+                    r, 0, env.pid(r), env.host, env.devices[r], env.backend, env.backendDescription);
         }
         out.flush();
     }
@@ -229,16 +266,27 @@ final class PerfRunner {
                 reportGate(gate, gatePassed);
             }
             table.footer(env.program);
-            String title = String.format(Locale.ROOT, "%s, %d ranks, %s backend", c.testName(), o.ranks, env.backend);
-            if (o.json != null) {
+            String title = String.format(Locale.ROOT, "%s, %d ranks, %s backend", c.testName(), o.worldSize(),
+                    env.backend);
+            if (o.json != null && o.printsTable()) { // --from-env: rank 0 writes the files
                 JsonReport.write(o.json, o, env, fm.auxPaths(), rows, fm, base == null ? null : new ShareMeter(base),
                         table, gate, gatePassed);
             }
-            if (o.plot != null) {
-                PlotWriter.write(o.plot, title, rows, fm.auxPaths());
+            if (o.plot != null && o.printsTable()) {
+                try {
+                    PlotWriter.write(o.plot, title, rows, fm.auxPaths());
+                } catch (LinkageError e) {
+                    // a jlinked runtime without java.desktop: the table and the JSON are still good
+                    err.println("flexlink-perf: --plot skipped, this Java has no java.desktop (" + e
+                            + "); draw it elsewhere with --replot " + (o.json == null ? "RUN.json" : o.json)
+                            + " --plot " + o.plot);
+                }
             }
-            if (table.wrong() != 0) {
-                err.println("flexlink-perf: " + table.wrong() + " wrong elements (see #wrong)");
+            // with --from-env the table counts every rank's wrong elements, the exit code this process's own
+            long wrong = gather == null ? table.wrong() : localWrong;
+            if (wrong != 0) {
+                err.println("flexlink-perf: " + wrong + " wrong elements" + (gather == null ? "" : " on rank "
+                        + o.firstRank()) + " (see #wrong)");
                 return PerfMain.EXIT_FAILED;
             }
             return gatePassed ? PerfMain.EXIT_OK : PerfMain.EXIT_GATE;
@@ -258,7 +306,7 @@ final class PerfRunner {
         }
 
         private Row row(Collective c, DataType type, ReduceOp op, int root, long size, long index) {
-            SizeSweep.Shape s = SizeSweep.shape(c, size, type, o.ranks);
+            SizeSweep.Shape s = SizeSweep.shape(c, size, type, o.worldSize());
             Row row = new Row(s.bytes, s.count, type, c.reduces() ? op : null, root);
             long seed = o.seed + 2 * index;
             tune(c, s, type, op, root);
@@ -271,7 +319,38 @@ final class PerfRunner {
                 ws.warm(base, c, s.count, type, op, root, o.warmup);
                 row.baseline = run(c, s, ws.time(base, c, s.count, type, op, root, o.iters, o.blocking != 0), -1);
             }
+            if (gather != null) {
+                localWrong += row.wrong();
+                combineRanks(c, s, row);
+            }
             return row;
+        }
+
+        /** Wrong elements this process found (--from-env: the table shows every rank's). */
+        private long localWrong;
+
+        /** --from-env: the row as the job saw it: the slowest rank's times, every rank's wrong elements. */
+        private void combineRanks(Collective c, SizeSweep.Shape s, Row row) {
+            long[][] all = gather.gather(Double.doubleToRawLongBits(row.outOfPlace.timeUs), row.outOfPlace.wrong,
+                    Double.doubleToRawLongBits(row.inPlace.timeUs), row.inPlace.wrong,
+                    Double.doubleToRawLongBits(row.baseline == null ? 0 : row.baseline.timeUs));
+            double oop = 0;
+            double ip = 0;
+            double bl = 0;
+            long oopWrong = 0;
+            long ipWrong = 0;
+            for (long[] r : all) {
+                oop = Math.max(oop, Double.longBitsToDouble(r[0]));
+                ip = Math.max(ip, Double.longBitsToDouble(r[2]));
+                bl = Math.max(bl, Double.longBitsToDouble(r[4]));
+                oopWrong += Math.max(0, r[1]);
+                ipWrong += Math.max(0, r[3]);
+            }
+            row.outOfPlace = run(c, s, oop / 1e6, row.outOfPlace.wrong < 0 ? -1 : oopWrong);
+            row.inPlace = run(c, s, ip / 1e6, row.inPlace.wrong < 0 ? -1 : ipWrong);
+            if (row.baseline != null) {
+                row.baseline = run(c, s, bl / 1e6, -1);
+            }
         }
 
         /**
@@ -282,7 +361,7 @@ final class PerfRunner {
         private void tune(Collective c, SizeSweep.Shape s, DataType type, ReduceOp op, int root) {
             {
                 long bytes = (long) s.count * type.size()
-                        * (c == Collective.ALL_GATHER || c == Collective.REDUCE_SCATTER ? o.ranks : 1);
+                        * (c == Collective.ALL_GATHER || c == Collective.REDUCE_SCATTER ? o.worldSize() : 1);
                 String label = io.flexlink.balance.SizeBuckets.label(io.flexlink.balance.SizeBuckets.channel(c, bytes));
                 ws.layout(c, s.count, type, false);
                 String last = null;
@@ -292,12 +371,16 @@ final class PerfRunner {
                     ws.synchronize();
                     io.flexlink.CommStats st = flex[0].stats();
                     String stage = st.stages().get(label);
-                    if (stage == null) {
+                    String now = stage + st.shares().get(label);
+                    boolean settled = "FINE".equals(stage) || "PRIMARY_ONLY".equals(stage);
+                    int next = stage == null ? -1 : settled && now.equals(last) ? still + 1 : 0;
+                    if (gather != null) {
+                        next = (int) gather.fromRankZero(next); // every process must make the same calls
+                    }
+                    if (next < 0) {
                         return; // below the split threshold: never balanced
                     }
-                    String now = stage + st.shares().get(label);
-                    boolean settled = stage.equals("FINE") || stage.equals("PRIMARY_ONLY");
-                    still = settled && now.equals(last) ? still + 1 : 0;
+                    still = next;
                     last = now;
                     tuneProgress.update(i + 1, "tuning " + label + ": " + stage + " " + st.shares().get(label));
                 }
@@ -326,7 +409,7 @@ final class PerfRunner {
 
         private Row.Run run(Collective c, SizeSweep.Shape s, double sec, long wrong) {
             double algBw = sec > 0 ? s.bytes / 1e9 / sec : 0;
-            return new Row.Run(sec * 1e6, algBw, algBw * c.busFactor(o.ranks), wrong);
+            return new Row.Run(sec * 1e6, algBw, algBw * c.busFactor(o.worldSize()), wrong);
         }
     }
 

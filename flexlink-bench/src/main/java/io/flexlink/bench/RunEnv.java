@@ -16,6 +16,8 @@ final class RunEnv {
     final FlexLinkConfig config;
     final String host;
     final long pid;
+    /** Each rank's process id in a --from-env run (gathered), else null: every rank is this process. */
+    long[] pids;
 
     RunEnv(String program, String backend, String backendNote, String backendDescription, int deviceCount,
            int[] devices, FlexLinkConfig config) {
@@ -28,6 +30,11 @@ final class RunEnv {
         this.config = config;
         this.host = hostName();
         this.pid = ProcessHandle.current().pid();
+    }
+
+    /** The process of rank {@code r}. */
+    long pid(int r) {
+        return pids == null ? pid : pids[r];
     }
 
     static String flexlinkVersion() {

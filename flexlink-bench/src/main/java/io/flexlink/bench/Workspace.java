@@ -25,9 +25,19 @@ final class Workspace implements AutoCloseable {
     private final RuntimeEvent[] stop;
     private final long[] sendAddr;
     private final long[] recvAddr;
+    /** The communicator rank of local rank 0, and the communicator's size (other processes hold the rest). */
+    private final int firstRank;
+    private final int worldSize;
 
     Workspace(Backend backend, int[] devices, long bufferBytes) {
+        this(backend, devices, bufferBytes, 0, devices.length);
+    }
+
+    /** Local rank {@code i} is rank {@code firstRank + i} of a {@code worldSize}-rank communicator. */
+    Workspace(Backend backend, int[] devices, long bufferBytes, int firstRank, int worldSize) {
         this.backend = backend;
+        this.firstRank = firstRank;
+        this.worldSize = worldSize;
         this.ranks = devices.length;
         streams = new RuntimeStream[ranks];
         send = new DeviceMemory[ranks];
@@ -54,8 +64,19 @@ final class Workspace implements AutoCloseable {
         }
     }
 
+    /** Ranks driven by this process. */
     int ranks() {
         return ranks;
+    }
+
+    /** The communicator rank of local rank {@code local}. */
+    int globalRank(int local) {
+        return firstRank + local;
+    }
+
+    /** Ranks of the communicator, in every process. */
+    int worldSize() {
+        return worldSize;
     }
 
     Backend backend() {
@@ -79,11 +100,11 @@ final class Workspace implements AutoCloseable {
             switch (c) {
                 case ALL_GATHER:
                     recvAddr[r] = base;
-                    sendAddr[r] = base + r * count * sz;
+                    sendAddr[r] = base + globalRank(r) * count * sz;
                     break;
                 case REDUCE_SCATTER:
                     sendAddr[r] = base;
-                    recvAddr[r] = base + r * count * sz;
+                    recvAddr[r] = base + globalRank(r) * count * sz;
                     break;
                 default:
                     sendAddr[r] = base;

@@ -129,16 +129,18 @@ public final class Balancer implements ShareProvider {
             if (changed || t.stage() != before) {
                 sampleCount[ch] = 0;
                 note(ch, t, "decided", agreed);
-                if (t.stage() != before && (t.stage() == BucketTuner.Stage.FINE
-                        || t.stage() == BucketTuner.Stage.PRIMARY_ONLY)) {
-                    tuned(ch, t);
+                boolean settledNow = t.stage() != before && (t.stage() == BucketTuner.Stage.FINE
+                        || t.stage() == BucketTuner.Stage.PRIMARY_ONLY);
+                if (settledNow || (changed && t.stage() == BucketTuner.Stage.FINE)) {
+                    // the cache follows the fine stage too, so that a restart resumes where it converged
+                    tuned(ch, t, settledNow);
                 }
             }
         }
         board.publish(ch, d, t.version(), measurement(ch) ? local : null);
     }
 
-    private void tuned(int ch, BucketTuner t) {
+    private void tuned(int ch, BucketTuner t, boolean firstTime) {
         String label = SizeBuckets.label(ch);
         boolean primary = t.stage() == BucketTuner.Stage.PRIMARY_ONLY;
         if (primary) {
@@ -146,7 +148,9 @@ public final class Balancer implements ShareProvider {
             primaryOnlyUpTo[c] = Math.max(primaryOnlyUpTo[c], SizeBuckets.bucketOf(ch));
         }
         table.put(label, primary ? null : t.shares());
-        LOG.info("BALANCE {} tuned: {}", label, primary ? "primary only" : describe(t.shares()));
+        if (firstTime) {
+            LOG.info("BALANCE {} tuned: {}", label, primary ? "primary only" : describe(t.shares()));
+        }
         onTuned.accept(table);
     }
 

@@ -10,6 +10,7 @@ import io.flexlink.balance.FixedShares;
 import io.flexlink.balance.ShareProvider;
 import io.flexlink.balance.TuningTable;
 import io.flexlink.bootstrap.InProcessRendezvous;
+import io.flexlink.bootstrap.TcpRendezvous;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.path.Path;
 import io.flexlink.path.PathContext;
@@ -121,6 +122,11 @@ public final class CommunicatorFactory {
         if (device < 0 || device >= backend.deviceCount()) {
             throw Validator.invalid("device: " + device + " is not a device of the " + backend.name() + " backend");
         }
+        if (id.address() != null) {
+            // an id from getUniqueId(host, port): ranks may be processes, so they meet over TCP
+            return initRank(backend, config, TcpRendezvous.join(id, nranks, rank, config.initTimeout()), nranks,
+                    rank, device);
+        }
         RankExchange exchange = InProcessRendezvous.join(id.token(), nranks, rank, config.initTimeout());
         try {
             return initRank(backend, config, exchange, nranks, rank, device);
@@ -129,9 +135,30 @@ public final class CommunicatorFactory {
         }
     }
 
-    /** Creates one rank over any exchange (in-process or over the network). */
+    /**
+     * Creates one rank over any exchange (in-process or over the network). The communicator owns
+     * {@code exchange}: it is closed when creation fails or the communicator is closed or aborted, and
+     * a peer process that the exchange reports lost aborts the communicator, which releases this rank's
+     * streams blocked on that peer.
+     */
     public static Communicator initRank(Backend backend, FlexLinkConfig config, RankExchange exchange, int nranks,
                                         int rank, int device) {
+        Communicator comm;
+        try {
+            comm = create(backend, config, exchange, nranks, rank, device);
+        } catch (RuntimeException | Error e) {
+            exchange.close();
+            throw e;
+        }
+        exchange.onPeerLost((lost, why) -> {
+            LOG.error("rank {}/{}: rank {} is gone ({}); aborting the communicator", rank, nranks, lost, why);
+            comm.abort();
+        });
+        return comm;
+    }
+
+    private static Communicator create(Backend backend, FlexLinkConfig config, RankExchange exchange, int nranks,
+                                       int rank, int device) {
         // every rank must split identically: refuse ranks configured differently
         byte[][] digests = exchange.allGather(digest(config).getBytes(StandardCharsets.UTF_8));
         for (int r = 0; r < nranks; r++) {
@@ -154,11 +181,22 @@ public final class CommunicatorFactory {
 
     /** Memory of {@code purpose} that rank 0 creates and every rank maps. */
     private static PinnedMemory shared(Backend backend, RankExchange exchange, int rank, String purpose, long bytes) {
-        PinnedMemory mine = rank == 0 ? backend.createShared(bytes, purpose) : null;
-        byte[] name = fromRankZero(exchange, rank, mine == null ? new byte[0]
-                : mine.name().getBytes(StandardCharsets.UTF_8));
-        PinnedMemory mem = mine != null ? mine : backend.openShared(new String(name, StandardCharsets.UTF_8), bytes);
-        exchange.allGather(new byte[0]); // every rank has mapped it
+        PinnedMemory mine = rank == 0 ? backend.createShared(bytes, purpose, exchange.crossProcess()) : null;
+        PinnedMemory mem = mine;
+        try {
+            byte[] name = fromRankZero(exchange, rank, mine == null ? new byte[0]
+                    : mine.name().getBytes(StandardCharsets.UTF_8));
+            if (mem == null) {
+                mem = backend.openShared(new String(name, StandardCharsets.UTF_8), bytes);
+            }
+            exchange.allGather(new byte[0]); // every rank has mapped it
+        } catch (RuntimeException e) {
+            if (mem != null) {
+                mem.close();
+            }
+            throw e;
+        }
+        backend.sharedMapped(mem); // a file behind it loses its name now: nothing outlives the processes
         return mem;
     }
 
@@ -208,8 +246,22 @@ public final class CommunicatorFactory {
                     config.shares().isEmpty() ? (board != null ? "balanced" : "all auxiliary") : config.shares(),
                     config.chunkBytes(), config.slots());
         }
-        return new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
-                config.minSplitBytes(), board);
+        SharedBoard boardToClose = board;
+        AutoCloseable resources = () -> {
+            try {
+                if (boardToClose != null) {
+                    boardToClose.close();
+                }
+            } finally {
+                exchange.close(); // the rendezvous connections live as long as the communicator
+            }
+        };
+        FlexCommunicator comm = new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
+                config.minSplitBytes(), resources, config.timeout());
+        if (board != null) {
+            board.cancelWhen(comm::abortRequested); // an abort (or the watchdog) ends a wait for the peers
+        }
+        return comm;
     }
 
     private static Path pcie(Backend backend, FlexLinkConfig config, RankExchange exchange, int rank, int n,

@@ -1,6 +1,5 @@
 package io.flexlink.comm;
 
-import io.flexlink.Buffer;
 import io.flexlink.Collective;
 import io.flexlink.CommStats;
 import io.flexlink.Communicator;
@@ -17,9 +16,11 @@ import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,15 +29,18 @@ import org.slf4j.LoggerFactory;
  * auxiliary paths off the caller's stream → enqueue each path's range → join them back. The primary path
  * works on the caller's stream itself, so a call that stays on it costs what the primary collective costs.
  * Nothing here waits for the device.
+ *
+ * <p>Threads: calls are serialized by one lock (two threads may share a communicator; the order of calls
+ * must still be the same on every rank). {@link #getAsyncError()} never blocks, {@link #abort()} is safe
+ * from any thread. Errors: see {@link CommHealth} (the first asynchronous error sticks, reaches the peers,
+ * and makes every later call throw it), {@link Watchdog} (timeouts) and {@link Teardown} (freeing without
+ * hanging); docs/operations.md says what an application does with each.
  */
-public final class FlexCommunicator implements Communicator {
+public final class FlexCommunicator extends CollectiveApi {
     private static final Logger LOG = LoggerFactory.getLogger(FlexCommunicator.class);
 
     private final Backend backend;
     private final PrimaryTransport transport;
-    private final int rank;
-    private final int size;
-    private final int device;
     /** Primary (or null) then auxiliary paths, in the order of {@link #lengths}. */
     private final Path primary;
     private final Path[] aux;
@@ -50,17 +54,19 @@ public final class FlexCommunicator implements Communicator {
     private final PathCounters counters;
     private final Balancer balancer;
     private final CallTimer timer;
-    private final AutoCloseable resources;
-    private volatile boolean closed;
-    private volatile boolean aborted;
+    private final GroupJoins deferred;
+    private final CommLifecycle life;
+    private final ReentrantLock lock;
+    private final CommHealth health;
+    /** Null when the watchdog is off. */
+    private final CallWatch watch;
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
-                     List<Path> auxPaths, ShareProvider shares, long minSplitBytes, AutoCloseable resources) {
+                     List<Path> auxPaths, ShareProvider shares, long minSplitBytes, AutoCloseable resources,
+                     Duration timeout) {
+        super(rank, size, device);
         this.backend = backend;
         this.transport = transport;
-        this.rank = rank;
-        this.size = size;
-        this.device = device;
         this.primary = primary;
         this.aux = auxPaths.toArray(new Path[0]);
         this.shares = shares;
@@ -82,25 +88,25 @@ public final class FlexCommunicator implements Communicator {
             names.add(p.name());
         }
         this.counters = new PathCounters(names);
-        this.resources = resources;
         this.balancer = shares instanceof Balancer ? (Balancer) shares : null;
         this.timer = balancer != null ? new CallTimer(backend, device, aux, balancer, counters) : null;
+        this.deferred = new GroupJoins(joins, this::joinDeferred);
+        this.life = new CommLifecycle(backend, rank, size, device, primary, aux, timeout, toString());
+        this.lock = life.lock;
+        this.health = life.health;
+        this.watch = life.watch;
+        Teardown teardown = life.teardown;
+        teardown.then(fork);
+        for (RuntimeEvent[] es : joins) {
+            for (RuntimeEvent e : es) {
+                teardown.then(e);
+            }
+        }
+        teardown.then(timer);
+        teardown.then(watch);
+        teardown.then(resources);
         LOG.debug("INIT rank {}/{} device {} paths {}", rank, size, device, names);
-    }
-
-    @Override
-    public int rank() {
-        return rank;
-    }
-
-    @Override
-    public int size() {
-        return size;
-    }
-
-    @Override
-    public int device() {
-        return device;
+        life.start();
     }
 
     /** The paths in use, primary first (absent when off). */
@@ -111,67 +117,30 @@ public final class FlexCommunicator implements Communicator {
     // ---- the collectives ----
 
     @Override
-    public void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, Stream stream) {
-        Validator.checkBuffers(Collective.ALL_REDUCE, send, recv, count, type, 0, rank, size, device);
-        allReduce(Validator.address(send), Validator.address(recv), count, type, op, stream);
-    }
-
-    @Override
-    public void allReduce(long send, long recv, long count, DataType type, ReduceOp op, Stream stream) {
-        run(Collective.ALL_REDUCE, send, recv, count, type, op, 0, stream);
-    }
-
-    @Override
-    public void allGather(Buffer send, Buffer recv, long sendCount, DataType type, Stream stream) {
-        Validator.checkBuffers(Collective.ALL_GATHER, send, recv, sendCount, type, 0, rank, size, device);
-        allGather(Validator.address(send), Validator.address(recv), sendCount, type, stream);
-    }
-
-    @Override
-    public void allGather(long send, long recv, long sendCount, DataType type, Stream stream) {
-        run(Collective.ALL_GATHER, send, recv, sendCount, type, ReduceOp.SUM, 0, stream);
-    }
-
-    @Override
-    public void reduceScatter(Buffer send, Buffer recv, long recvCount, DataType type, ReduceOp op, Stream stream) {
-        Validator.checkBuffers(Collective.REDUCE_SCATTER, send, recv, recvCount, type, 0, rank, size, device);
-        reduceScatter(Validator.address(send), Validator.address(recv), recvCount, type, op, stream);
-    }
-
-    @Override
-    public void reduceScatter(long send, long recv, long recvCount, DataType type, ReduceOp op, Stream stream) {
-        run(Collective.REDUCE_SCATTER, send, recv, recvCount, type, op, 0, stream);
-    }
-
-    @Override
-    public void broadcast(Buffer send, Buffer recv, long count, DataType type, int root, Stream stream) {
-        Validator.checkBuffers(Collective.BROADCAST, send, recv, count, type, root, rank, size, device);
-        broadcast(Validator.address(send), Validator.address(recv), count, type, root, stream);
-    }
-
-    @Override
-    public void broadcast(long send, long recv, long count, DataType type, int root, Stream stream) {
-        run(Collective.BROADCAST, send, recv, count, type, ReduceOp.SUM, root, stream);
-    }
-
-    @Override
-    public void reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root, Stream stream) {
-        Validator.checkBuffers(Collective.REDUCE, send, recv, count, type, root, rank, size, device);
-        reduce(Validator.address(send), Validator.address(recv), count, type, op, root, stream);
-    }
-
-    @Override
-    public void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, Stream stream) {
-        run(Collective.REDUCE, send, recv, count, type, op, root, stream);
-    }
-
-    private synchronized void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op,
-                                  int root, Stream userStream) {
-        if (closed || aborted) {
-            throw new FlexLinkException(Result.INVALID_USAGE,
-                    "communicator: rank " + rank + " was " + (aborted ? "aborted" : "closed"));
+    void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
+             Stream userStream) {
+        lock.lock();
+        try {
+            life.checkUsable();
+            Validator.checkCall(c, send, recv, count, type, op, root, rank, size);
+            CallWatch w = watch;
+            if (w != null) {
+                w.enter(c, life.now());
+            }
+            try {
+                enqueue(c, send, recv, count, type, op, root, userStream);
+            } finally {
+                if (w != null) {
+                    w.exit();
+                }
+            }
+        } finally {
+            lock.unlock();
         }
-        Validator.checkCall(c, send, recv, count, type, op, root, rank, size);
+    }
+
+    private void enqueue(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
+                         Stream userStream) {
         if (userStream == null) {
             throw Validator.invalid("stream: null");
         }
@@ -192,19 +161,20 @@ public final class FlexCommunicator implements Communicator {
         }
         // the balancer's calls are timed; in a group only the first call of this communicator (the primary
         // launch, and so its end, is deferred to the group's end)
-        int ch = timer == null || (group.inGroup() && !pendingStreams.isEmpty()) ? -1 : balancer.timedChannel();
+        int ch = timer == null || (group.inGroup() && !deferred.isEmpty()) ? -1 : balancer.timedChannel();
         int slot = ch < 0 ? -1 : timer.begin(ch, balancer.version(ch), stream);
         if (!split) {
             primary.enqueue(call, 0, count);
             counters.add(0, lengths[0] * type.size());
             if (slot >= 0) {
                 if (group.inGroup()) {
-                    pendingSlot = slot;
-                    deferJoin(group, stream);
+                    deferred.pendingSlot = slot;
+                    deferred.defer(group, stream, lengths);
                 } else {
                     timer.primaryDone(slot, stream);
                 }
             }
+            finish(c, count, stream, group);
             return;
         }
         stream.record(fork);
@@ -239,9 +209,10 @@ public final class FlexCommunicator implements Communicator {
         }
         if (group.inGroup()) {
             if (slot >= 0 && lengths[0] > 0) {
-                pendingSlot = slot;
+                deferred.pendingSlot = slot;
             }
-            deferJoin(group, stream);
+            deferred.defer(group, stream, lengths);
+            finish(c, count, stream, group);
             return;
         }
         for (int i = 0; i < aux.length; i++) {
@@ -252,78 +223,61 @@ public final class FlexCommunicator implements Communicator {
                 }
             }
         }
+        finish(c, count, stream, group);
     }
 
-    private void join(int path, RuntimeStream stream) {
-        for (RuntimeEvent e : joins[path]) {
-            stream.waitEvent(e);
+    /** After a call's work: its stream is watched for failures, and the watchdog's done event is recorded. */
+    private void finish(Collective c, long count, RuntimeStream stream, Groups group) {
+        health.used(stream);
+        if (watch == null) {
+            return;
         }
-    }
-
-    // inside a group: which paths to join, into which caller streams, once the group ends
-    private boolean[] pendingPaths;
-    private final List<RuntimeStream> pendingStreams = new ArrayList<>();
-    /** The timed call of the current group whose primary end is recorded once the group launched it. */
-    private int pendingSlot = -1;
-    private final Runnable joinDeferredTask = this::joinDeferred;
-
-    private void deferJoin(Groups group, RuntimeStream stream) {
-        if (pendingPaths == null) {
-            pendingPaths = new boolean[aux.length];
-        }
-        if (pendingStreams.isEmpty()) {
-            group.defer(joinDeferredTask);
-        }
-        for (int i = 0; i < aux.length; i++) {
-            pendingPaths[i] |= lengths[i + 1] > 0;
-        }
-        if (!pendingStreams.contains(stream)) {
-            pendingStreams.add(stream);
+        if (group.inGroup()) {
+            deferred.collective = c;
+            deferred.count = count;
+            deferred.defer(group, stream, null); // the done record waits for the group's launch
+        } else {
+            watch.record(stream, c, count, life.now());
         }
     }
 
-    private synchronized void joinDeferred() {
-        if (pendingSlot >= 0) {
-            timer.primaryDone(pendingSlot, pendingStreams.get(0));
-            pendingSlot = -1;
-        }
-        for (RuntimeStream s : pendingStreams) {
-            for (int i = 0; i < aux.length; i++) {
-                if (pendingPaths[i]) {
-                    join(i, s);
-                }
+    private void joinDeferred() {
+        lock.lock();
+        try {
+            if (!life.teardown.done()) {
+                deferred.join(timer, watch, watch == null ? 0 : life.now());
             }
+        } finally {
+            lock.unlock();
         }
-        pendingStreams.clear();
-        java.util.Arrays.fill(pendingPaths, false);
     }
 
     // ---- state ----
 
+    /** The first asynchronous error (polled now if the communicator's lock is free); never blocks. */
     @Override
     public Result getAsyncError() {
-        for (Path p : aux) {
-            for (RuntimeStream s : p.streams()) {
-                FlexLinkException f = s.failure();
-                if (f != null) {
-                    return f.result();
-                }
-            }
-        }
-        return aborted ? Result.REMOTE_ERROR : Result.SUCCESS;
+        return CommHealth.result(health.poll(), life.aborted());
     }
 
     @Override
     public CommStats stats() {
+        FlexLinkException e = health.poll();
         if (timer != null) {
-            synchronized (this) {
-                timer.poll();
+            lock.lock();
+            try {
+                if (!life.teardown.done()) {
+                    timer.poll();
+                }
+            } finally {
+                lock.unlock();
             }
         }
         return new CommStats(counters.totals(),
                 balancer == null ? new LinkedHashMap<>() : balancer.shareTable(),
                 balancer == null ? new ArrayList<>() : balancer.history(),
-                balancer == null ? new LinkedHashMap<>() : balancer.stageTable());
+                balancer == null ? new LinkedHashMap<>() : balancer.stageTable(),
+                CommHealth.result(e, life.aborted()), e != null ? e.detail() : life.aborted() ? "aborted" : null);
     }
 
     /** The primary path's communicator (NCCL on CUDA), or null when the primary path is off. */
@@ -336,73 +290,30 @@ public final class FlexCommunicator implements Communicator {
         return balancer;
     }
 
+    /** True once an abort was asked for, by anyone: a call waiting on the host for its peers gives up. */
+    boolean abortRequested() {
+        return life.abortRequested();
+    }
+
+    /**
+     * Tells every peer (abort words set, counters released: blocked streams move on), aborts the primary
+     * transport, then frees what no stream uses any more, waiting for busy streams at most the watchdog's
+     * timeout (10 s without one); what is still busy then is freed by close() or the watchdog once idle.
+     */
     @Override
     public void abort() {
-        if (aborted) {
-            return;
-        }
-        aborted = true;
-        LOG.warn("INIT rank {}/{}: communicator aborted", rank, size);
-        for (Path p : aux) {
-            p.abort();
-        }
-        if (primary != null) {
-            primary.abort();
-        }
-        release();
+        life.abort();
     }
 
+    /** Waits for this communicator's own enqueued work (unless it failed or was aborted), then frees it. */
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        synchronized (this) {
-            closed = true;
-        }
-        if (!aborted) {
-            for (Path p : aux) {
-                for (RuntimeStream s : p.streams()) {
-                    try {
-                        s.synchronize();
-                    } catch (FlexLinkException e) {
-                        LOG.debug("INIT rank {}: {} failed before close: {}", rank, p.name(), e.getMessage());
-                    }
-                }
-            }
-        }
-        release();
+        life.close();
     }
 
-    private boolean released;
-
-    private synchronized void release() {
-        if (released) {
-            return;
-        }
-        released = true;
-        for (Path p : aux) {
-            p.close();
-        }
-        if (primary != null) {
-            primary.close();
-        }
-        fork.close();
-        if (timer != null) {
-            timer.close();
-        }
-        if (resources != null) {
-            try {
-                resources.close();
-            } catch (Exception e) {
-                LOG.debug("INIT rank {}: releasing balancer resources: {}", rank, e.toString());
-            }
-        }
-        for (RuntimeEvent[] es : joins) {
-            for (RuntimeEvent e : es) {
-                e.close();
-            }
-        }
+    /** Moves this communicator to another watchdog (tests: one with a manual clock). */
+    void useWatchdog(Watchdog w) {
+        life.useWatchdog(w);
     }
 
     @Override

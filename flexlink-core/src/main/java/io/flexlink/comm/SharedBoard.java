@@ -25,6 +25,7 @@ final class SharedBoard implements BalanceBoard, AutoCloseable {
     private final int ranks;
     private final int paths;
     private final long timeoutNanos;
+    private volatile java.util.function.BooleanSupplier cancelled = () -> false;
 
     SharedBoard(PinnedMemory memory, int rank, int ranks, int paths, Duration timeout) {
         if (paths > MAX_PATHS) {
@@ -80,6 +81,11 @@ final class SharedBoard implements BalanceBoard, AutoCloseable {
     }
 
     /** Waits for rank {@code r}'s host to publish; peers publish from their enqueueing threads, not the device. */
+    /** Makes a wait for a peer give up (REMOTE_ERROR) once {@code condition} holds: the communicator was aborted. */
+    void cancelWhen(java.util.function.BooleanSupplier condition) {
+        this.cancelled = condition;
+    }
+
     private void await(long entry, int tag, int r, int channel) {
         long deadline = 0;
         for (int spin = 0; ; spin++) {
@@ -102,6 +108,10 @@ final class SharedBoard implements BalanceBoard, AutoCloseable {
                 throw new FlexLinkException(Result.REMOTE_ERROR, "balance board: rank " + r
                         + " did not reach call " + (tag - 1) + " of " + SizeBuckets.label(channel) + " within "
                         + timeoutNanos / 1_000_000 + " ms");
+            }
+            if (cancelled.getAsBoolean()) {
+                throw new FlexLinkException(Result.REMOTE_ERROR, "balance board: the communicator was aborted while "
+                        + "waiting for rank " + r + " to reach call " + (tag - 1) + " of " + SizeBuckets.label(channel));
             }
             LockSupport.parkNanos(20_000);
         }

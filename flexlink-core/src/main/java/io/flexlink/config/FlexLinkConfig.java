@@ -40,7 +40,7 @@ public final class FlexLinkConfig {
             FlexLinkConfig::parseShares);
 
     /** Staging chunk size. */
-    public static final Setting<Long> CHUNK_BYTES = define("flexlink.chunkBytes", "4M",
+    public static final Setting<Long> CHUNK_BYTES = define("flexlink.chunkBytes", "8M",
             "Bytes per pipelined chunk, and per staging slot, of the staged paths (PCIe path and host ring).",
             s -> positive("flexlink.chunkBytes", ByteSizes.parse(s)));
 
@@ -63,6 +63,15 @@ public final class FlexLinkConfig {
     /** How long creating a communicator may wait for its peers. */
     public static final Setting<Duration> INIT_TIMEOUT = define("flexlink.initTimeout", "120s",
             "How long communicator creation waits for every rank to arrive before failing with the missing ranks named.",
+            FlexLinkConfig::parseDuration);
+
+    /** The watchdog's limit per collective. */
+    public static final Setting<Duration> TIMEOUT = define("flexlink.timeout", "0",
+            "Watchdog: a collective not complete this long after it was enqueued (or a call stuck this long "
+                    + "on the host) aborts its communicator, with one WARN line naming the path and the ranks it "
+                    + "waited on; errors of enqueued work are then also noticed within a fraction of it and "
+                    + "reach every rank. `0` (default, like NCCL) turns the watchdog off: poll getAsyncError() "
+                    + "instead. See docs/operations.md.",
             FlexLinkConfig::parseDuration);
 
     /** Link emulation of the host backend. */
@@ -89,6 +98,40 @@ public final class FlexLinkConfig {
             "Directory of the tuning cache (one file per topology fingerprint), so that a restart skips "
                     + "tuning; `off` disables it.",
             s -> s);
+
+    /** Where rank 0's TCP rendezvous listens. */
+    public static final Setting<String> BOOTSTRAP_BIND = define("flexlink.bootstrap.bind", "",
+            "Address rank 0's TCP rendezvous binds to when the ranks are processes. Empty: the address in the "
+                    + "unique id (MASTER_ADDR under torchrun's variables). `0.0.0.0` listens on every interface; "
+                    + "keep the rendezvous on loopback or a cluster-internal network (see docs/operations.md).",
+            s -> s);
+
+    /** The shared secret of a job launched from torchrun's environment. */
+    public static final Setting<byte[]> SECRET = define("flexlink.secret", "",
+            "Shared secret of a job started with torchrun's variables (FlexLink.initFromEnv): hex or Base64, at "
+                    + "least 16 bytes, the same in every process. Empty: peers are admitted by a token derived from "
+                    + "MASTER_ADDR, MASTER_PORT, WORLD_SIZE and the job id, which keeps jobs apart but is no secret. "
+                    + "Never printed.",
+            FlexLinkConfig::parseSecret);
+
+    /** Identifies a job launched from torchrun's environment. */
+    public static final Setting<String> JOB_ID = define("flexlink.jobId", "",
+            "Job id mixed into the rendezvous token of FlexLink.initFromEnv, so that two jobs reusing "
+                    + "MASTER_ADDR:MASTER_PORT never join each other; empty: TORCHELASTIC_RUN_ID when set.",
+            s -> s);
+
+    /** Where memory shared between processes lives. */
+    public static final Setting<String> SHM_DIR = define("flexlink.shm.dir", "/dev/shm",
+            "Directory (a tmpfs) of the files through which the processes of one communicator share staging "
+                    + "memory and counters; each file is removed as soon as every rank has mapped it.",
+            s -> s);
+
+    /** NVSHMEM's host library. */
+    public static final Setting<String> NVSHMEM_LIBRARY = define("flexlink.nvshmem.library", "libnvshmem_host.so.3",
+            "NVSHMEM 3.x host library the `nvshmem` path opens at run time: a file name looked up on the loader's "
+                    + "search path (`LD_LIBRARY_PATH`), or a path. Where it does not open, the path reports itself "
+                    + "unavailable and the other paths carry every collective.",
+            s -> s.trim());
 
     private final Map<Setting<?>, String> overrides;
     private final Function<String, String> env;
@@ -137,8 +180,8 @@ public final class FlexLinkConfig {
             } catch (FlexLinkException e) {
                 throw e;
             } catch (RuntimeException e) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT,
-                        setting.property() + " (" + setting.env() + "): cannot use '" + text + "': " + e.getMessage());
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, setting.property() + " (" + setting.env()
+                        + "): cannot use '" + (setting == SECRET ? "<hidden>" : text) + "': " + e.getMessage());
             }
             cache.put(setting, v);
         }
@@ -190,6 +233,11 @@ public final class FlexLinkConfig {
         return get(INIT_TIMEOUT);
     }
 
+    /** The watchdog's limit per collective; zero when the watchdog is off. */
+    public Duration timeout() {
+        return get(TIMEOUT);
+    }
+
     public String emulate() {
         return get(EMULATE);
     }
@@ -236,7 +284,49 @@ public final class FlexLinkConfig {
         }
     }
 
+    /** The secret of {@link #SECRET}'s, decoded; empty when unset. */
+    public byte[] secret() {
+        return get(SECRET).clone();
+    }
+
+    /** Rank 0's rendezvous bind address, or null for the address in the unique id. */
+    public String bootstrapBind() {
+        String v = get(BOOTSTRAP_BIND).trim();
+        return v.isEmpty() ? null : v;
+    }
+
+    public java.nio.file.Path shmDir() {
+        return java.nio.file.Path.of(get(SHM_DIR));
+    }
+
+    /** NVSHMEM's host library: a file name for the loader's search path, or a path. */
+    public String nvshmemLibrary() {
+        return get(NVSHMEM_LIBRARY);
+    }
+
     // ---- parsers ----
+
+    /** Hex (an even number of hex digits) or Base64; at least 16 bytes. The value itself is never echoed. */
+    static byte[] parseSecret(String s) {
+        if (s.isEmpty()) {
+            return new byte[0];
+        }
+        byte[] b;
+        if (s.matches("(?:[0-9a-fA-F]{2})+")) {
+            b = java.util.HexFormat.of().parseHex(s);
+        } else {
+            try {
+                b = java.util.Base64.getDecoder().decode(s.replace('-', '+').replace('_', '/'));
+            } catch (IllegalArgumentException e) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.secret: neither hex nor Base64");
+            }
+        }
+        if (b.length < 16) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT,
+                    "flexlink.secret: " + b.length + " bytes is too short (at least 16: 32 hex digits)");
+        }
+        return b;
+    }
 
     private static String oneOf(String name, String v, String... allowed) {
         String l = v.toLowerCase(Locale.ROOT);

@@ -20,8 +20,24 @@ public interface Path extends AutoCloseable {
     /** Enqueues this path's part of {@code call}: elements {@code [offset, offset + length)}. */
     void enqueue(CollectiveCall call, long offset, long length);
 
-    /** Releases every stream of this path blocked on a peer; safe from any thread. */
+    /**
+     * Releases every stream of this path blocked on a peer, and tells the peers (they see the path's
+     * {@link #asyncError()}); safe from any thread, idempotent. Frees nothing.
+     */
     void abort();
+
+    /**
+     * An error this path learned of without a stream failing, typically a peer that aborted (REMOTE_ERROR
+     * naming the rank), or null; never blocks, safe from any thread.
+     */
+    default io.flexlink.FlexLinkException asyncError() {
+        return null;
+    }
+
+    /** What this path's streams are waiting for (counters behind, ranks), for the watchdog's report; or null. */
+    default String describeStall() {
+        return null;
+    }
 
     /** Releases the path's resources; idempotent. */
     @Override

@@ -2,7 +2,9 @@ package io.flexlink.path;
 
 import io.flexlink.Collective;
 import io.flexlink.DataType;
+import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
+import io.flexlink.Result;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
@@ -48,7 +50,7 @@ public final class PcieStagedPath implements Path {
     private final ChunkPlan[] plans = {new ChunkPlan(), new ChunkPlan(), new ChunkPlan(), new ChunkPlan()};
     private int plansUsed;
     private long[] planLengths = new long[4];
-    private boolean closed;
+    private volatile boolean closed;
 
     /**
      * @param onAbort releases streams blocked on this path's counters (backend-specific)
@@ -276,9 +278,26 @@ public final class PcieStagedPath implements Path {
         }
     }
 
+    /** Sets the staging area's abort word (every rank sees it) and releases every wait on its counters. */
     @Override
     public void abort() {
+        if (closed) {
+            return;
+        }
+        staging.abort();
         onAbort.run();
+    }
+
+    @Override
+    public FlexLinkException asyncError() {
+        int by = closed ? -1 : staging.abortedBy();
+        return by < 0 ? null : new FlexLinkException(Result.REMOTE_ERROR, "pcie: rank " + by
+                + " aborted the communicator");
+    }
+
+    @Override
+    public String describeStall() {
+        return closed ? null : staging.describeStall();
     }
 
     @Override

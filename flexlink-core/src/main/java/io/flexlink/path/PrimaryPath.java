@@ -12,7 +12,6 @@ public final class PrimaryPath implements Path {
     private static final RuntimeStream[] NONE = new RuntimeStream[0];
 
     private final PrimaryComm comm;
-    private boolean closed;
 
     public PrimaryPath(PrimaryComm comm) {
         this.comm = comm;
@@ -65,10 +64,18 @@ public final class PrimaryPath implements Path {
     }
 
     @Override
+    public io.flexlink.FlexLinkException asyncError() {
+        return comm.asyncError();
+    }
+
+    @Override
+    public String describeStall() {
+        return comm.describeStall();
+    }
+
+    /** Closes the primary communicator; idempotent, and retried by a later call where it could not free yet. */
+    @Override
     public void close() {
-        if (!closed) {
-            closed = true;
-            comm.close();
-        }
+        comm.close();
     }
 }

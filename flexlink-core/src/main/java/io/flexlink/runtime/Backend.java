@@ -1,5 +1,7 @@
 package io.flexlink.runtime;
 
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
 import java.nio.ByteBuffer;
 
 /**
@@ -39,8 +41,30 @@ public interface Backend extends AutoCloseable {
         return createShared(bytes);
     }
 
+    /**
+     * Like {@link #createShared(long, String)}; with {@code crossProcess} the memory must be mappable by
+     * other processes of this machine (a file in {@code /dev/shm}, see {@code io.flexlink.runtime.shm}),
+     * and its name then says so, so that {@link #openShared} in another process maps it. Backends that
+     * cannot share memory between processes refuse.
+     */
+    default PinnedMemory createShared(long bytes, String purpose, boolean crossProcess) {
+        if (crossProcess) {
+            throw new FlexLinkException(Result.INVALID_USAGE,
+                    "the " + name() + " backend cannot share staging memory between processes");
+        }
+        return createShared(bytes, purpose);
+    }
+
     /** Opens memory that another rank created with {@link #createShared}. */
     PinnedMemory openShared(String name, long bytes);
+
+    /**
+     * Called on every rank once every rank has opened {@code memory}: memory backed by a named file
+     * removes the name now (the mapping lives on), so that nothing is left behind however the processes
+     * end. A no-op for memory of one process.
+     */
+    default void sharedMapped(PinnedMemory memory) {
+    }
 
     /** Creates a stream on {@code device}; {@code label} names its role in logs and link emulation. */
     RuntimeStream createStream(int device, String label);

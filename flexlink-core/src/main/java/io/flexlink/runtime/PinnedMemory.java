@@ -23,6 +23,15 @@ public interface PinnedMemory extends AutoCloseable {
     /** Writes a counter with release semantics (host side). */
     void writeCounter(long offset, int value);
 
+    /**
+     * Declares the counter at {@code offset} this area's abort word: once it is non-zero, every wait on
+     * this memory is cancelled where the backend can cancel a wait (the host backend fails such a wait
+     * with REMOTE_ERROR). A GPU wait cannot be cancelled, so the default ignores it (the streams are
+     * released by writing the counters instead, see {@code io.flexlink.sync.Staging#releaseAll}).
+     */
+    default void setAbortWord(long offset) {
+    }
+
     /** Releases this mapping; idempotent. */
     @Override
     void close();

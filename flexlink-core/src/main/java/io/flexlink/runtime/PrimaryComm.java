@@ -28,6 +28,19 @@ public interface PrimaryComm extends AutoCloseable {
     /** Stops all outstanding work and releases blocked streams; safe from any thread. */
     void abort();
 
+    /**
+     * The transport's own asynchronous error (NCCL's {@code ncclCommGetAsyncError}; on the host ring, a
+     * peer's abort), or null; never blocks. Not called after {@link #abort()}.
+     */
+    default io.flexlink.FlexLinkException asyncError() {
+        return null;
+    }
+
+    /** What this rank's primary work is waiting for, for the watchdog's report; or null when unknown. */
+    default String describeStall() {
+        return null;
+    }
+
     @Override
     void close();
 }

@@ -1,8 +1,39 @@
 package io.flexlink.runtime;
 
-/** All-gather of small byte arrays among the ranks of a communicator that is being created. */
+/**
+ * All-gather of small byte arrays among the ranks of a communicator that is being created. An exchange
+ * between processes (the TCP rendezvous) also stays open for the communicator's life, to notice a peer
+ * process that vanishes: the communicator built over it owns it and closes it.
+ */
 @FunctionalInterface
-public interface RankExchange {
+public interface RankExchange extends AutoCloseable {
     /** Returns every rank's {@code mine}, indexed by rank; all ranks call it the same number of times. */
     byte[][] allGather(byte[] mine);
+
+    /**
+     * True when the ranks live in different processes: memory shared between them must then be mappable
+     * by other processes ({@link Backend#createShared(long, String, boolean)}).
+     */
+    default boolean crossProcess() {
+        return false;
+    }
+
+    /**
+     * Registers {@code listener} to hear of a rank whose process is gone (its connection closed without
+     * a goodbye); called at once for a rank already lost. Called on an internal thread; must not block.
+     * In-process exchanges never lose a rank, and ignore listeners.
+     */
+    default void onPeerLost(PeerLossListener listener) {
+    }
+
+    /** Says goodbye to the peers and releases the connections; idempotent. */
+    @Override
+    default void close() {
+    }
+
+    /** Hears that the process of rank {@code rank} is gone. */
+    @FunctionalInterface
+    interface PeerLossListener {
+        void peerLost(int rank, String reason);
+    }
 }

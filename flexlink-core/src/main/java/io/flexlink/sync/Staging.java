@@ -37,6 +37,7 @@ public final class Staging implements AutoCloseable {
         this.rank = rank;
         this.produced = new long[layout.ranks()];
         this.lastConsumers = new long[layout.slots()];
+        memory.setAbortWord(layout.abortOffset());
     }
 
     public StagingLayout layout() {
@@ -143,9 +144,31 @@ public final class Staging implements AutoCloseable {
     }
 
     /**
+     * Aborts the area for every rank: sets the abort word (to this rank + 1, unless a rank set it first),
+     * which every rank's waits and communicators observe, then {@link #releaseAll() releases} every wait.
+     * Safe from any thread; idempotent.
+     */
+    public void abort() {
+        long at = layout.abortOffset();
+        if (memory.readCounter(at) == 0) {
+            memory.writeCounter(at, rank + 1);
+        }
+        releaseAll();
+    }
+
+    /** The rank that aborted this area ({@link #abort()}), or -1 while it is healthy; never blocks. */
+    public int abortedBy() {
+        return memory.readCounter(layout.abortOffset()) - 1;
+    }
+
+    /**
      * Writes every counter of the area far past any value a stream can be waiting for, from the host,
      * so that streams blocked in a wait move on (a GPU stream in {@code cuStreamWaitValue32} cannot be
      * cancelled any other way). Used when a communicator is aborted; the data is garbage afterwards.
+     * Idempotent, so that every rank of an aborted communicator may call it: protocol values stay below
+     * 2^30 (2^30 uses of one slot), a released counter is its value plus 2^30, and a counter already at or
+     * past 2^30 is left alone (adding again would wrap past what the ≥ comparison can tell). Calling it
+     * again after a late stream write lowered a counter releases that counter again.
      */
     public void releaseAll() {
         int n = layout.ranks();
@@ -161,7 +184,59 @@ public final class Staging implements AutoCloseable {
     }
 
     private void bump(long offset) {
-        memory.writeCounter(offset, memory.readCounter(offset) + (1 << 30));
+        int c = memory.readCounter(offset);
+        if (c >>> 30 == 0) {
+            memory.writeCounter(offset, c + (1 << 30));
+        }
+    }
+
+    /**
+     * Which counters are behind what this rank has enqueued so far, for the watchdog's report: the full
+     * counters of every producer (each producer numbers all its chunks, so the last use of every slot is
+     * known) and the empty counters of the consumers of this rank's own last chunks. Null when nothing is
+     * behind. Reads the counters without synchronization; a report, not a decision.
+     */
+    public String describeStall() {
+        StringBuilder sb = new StringBuilder();
+        int slots = layout.slots();
+        for (int p = 0; p < layout.ranks(); p++) {
+            StringBuilder behind = new StringBuilder();
+            for (int s = 0; s < slots && s < produced[p]; s++) {
+                int want = lastUse(p, s);
+                int full = memory.readCounter(layout.fullOffset(p, s));
+                if (full - want < 0) {
+                    behind.append(behind.length() == 0 ? "" : ", ").append(s).append(": ").append(full).append('<')
+                            .append(want);
+                }
+            }
+            if (behind.length() > 0) {
+                sb.append(sb.length() == 0 ? "" : "; ").append("producer rank ").append(p).append(" full [slot ")
+                        .append(behind).append(']');
+            }
+        }
+        for (int s = 0; s < slots && s < produced[rank]; s++) {
+            int want = lastUse(rank, s);
+            for (long c = lastConsumers[s]; c != 0; c &= c - 1) {
+                int j = Long.numberOfTrailingZeros(c);
+                int empty = memory.readCounter(layout.emptyOffset(rank, s, j));
+                if (empty - want < 0) {
+                    sb.append(sb.length() == 0 ? "" : "; ").append("consumer rank ").append(j).append(" empty [rank ")
+                            .append(rank).append("'s slot ").append(s).append(": ").append(empty).append('<')
+                            .append(want).append(']');
+                }
+            }
+        }
+        int local = memory.readCounter(layout.localOffset(rank));
+        if (local - localSeq < 0) {
+            sb.append(sb.length() == 0 ? "" : "; ").append("rank ").append(rank).append("'s local signal ")
+                    .append(local).append('<').append(localSeq);
+        }
+        return sb.length() == 0 ? null : sb.toString();
+    }
+
+    /** The use number of the last chunk producer {@code p} sent through slot {@code s} (needs produced[p] > s). */
+    private int lastUse(int p, int s) {
+        return useOf(produced[p] - 1 - Math.floorMod(produced[p] - 1 - s, layout.slots()));
     }
 
     @Override

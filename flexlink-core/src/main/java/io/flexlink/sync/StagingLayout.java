@@ -3,8 +3,9 @@ package io.flexlink.sync;
 /**
  * Where everything lives in one staging area shared by the ranks of a communicator: for each producer
  * rank {@code p}, {@code slots} data slots of {@code slotBytes}, one "full" counter per slot, one
- * "empty" counter per slot and consumer, and one local counter. Counters sit on separate 64-byte lines
- * so that ranks polling different counters do not share cache lines.
+ * "empty" counter per slot and consumer, and one local counter; one abort word for the whole area.
+ * Counters sit on separate 64-byte lines so that ranks polling different counters do not share cache
+ * lines.
  */
 public final class StagingLayout {
     /** Bytes between counters. */
@@ -25,7 +26,7 @@ public final class StagingLayout {
         this.ranks = ranks;
         this.slots = slots;
         this.slotBytes = alignUp(slotBytes, SLOT_ALIGN);
-        long counters = (long) ranks * slots + (long) ranks * slots * ranks + ranks;
+        long counters = (long) ranks * slots + (long) ranks * slots * ranks + ranks + 1;
         this.dataOffset = alignUp(counters * COUNTER_STRIDE, SLOT_ALIGN);
     }
 
@@ -60,6 +61,16 @@ public final class StagingLayout {
     public long localOffset(int p) {
         long base = (long) ranks * slots + (long) ranks * slots * ranks;
         return (base + p) * COUNTER_STRIDE;
+    }
+
+    /**
+     * Offset of the abort word: 0 while the communicator is healthy, {@code r + 1} once rank {@code r}
+     * aborted it ({@link Staging#abort()}). Every rank's waits observe it (the host backend cancels them;
+     * on a GPU the communicator polls it), so an abort reaches the peers in other threads and processes.
+     */
+    public long abortOffset() {
+        long base = (long) ranks * slots + (long) ranks * slots * ranks + ranks;
+        return base * COUNTER_STRIDE;
     }
 
     /** Offset of producer {@code p}'s slot {@code s}. */

@@ -50,8 +50,13 @@ class PackageArrowsTest {
 
     @Test
     void hostBackendImplementsTheSpi() {
-        only("io.flexlink.runtime.host", "io.flexlink.runtime", "io.flexlink.sync", "io.flexlink.config",
-                "sun.misc");
+        only("io.flexlink.runtime.host", "io.flexlink.runtime", "io.flexlink.runtime.shm", "io.flexlink.sync",
+                "io.flexlink.config", "sun.misc");
+    }
+
+    @Test
+    void sharedMemoryFilesUseNothingInside() {
+        only("io.flexlink.runtime.shm", "sun.misc");
     }
 
     @Test

@@ -11,6 +11,8 @@ import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.shm.ShmSegment;
+import io.flexlink.runtime.shm.ShmSweep;
 import io.flexlink.topo.Topology;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -27,8 +29,8 @@ import org.slf4j.LoggerFactory;
  * The CUDA backend: cudaMalloc'd device memory, {@code cudaHostAlloc(Portable | Mapped)} pinned memory
  * whose counters streams wait on with {@code cuStreamWaitValue32}, non-blocking streams, NVRTC-compiled
  * reduction kernels and NCCL as the primary transport. Shared staging memory is found by name in a
- * registry of this process; names carry the process id ({@code flexlink-cuda-<pid>-<random>}) so that a
- * later multi-process version can map them from {@code /dev/shm} and {@code cudaHostRegister} them.
+ * registry of this process ({@code flexlink-cuda-<pid>-<random>}); for ranks in other processes it is a
+ * {@code /dev/shm} file that every process maps and pins with {@code cudaHostRegister}.
  */
 public final class CudaBackend implements Backend {
     static final Logger LOG = LoggerFactory.getLogger(CudaBackend.class);
@@ -67,6 +69,7 @@ public final class CudaBackend implements Backend {
                     + " device); with several ranks per GPU set it to 32");
         }
         LOG.debug("INIT cuda backend: {} device(s), CUDA_DEVICE_MAX_CONNECTIONS={}", devices, conns);
+        ShmSweep.sweepOnce(config.shmDir());
     }
 
     /** Opens the CUDA backend; fails with SYSTEM_ERROR where CUDA, NVRTC or NCCL is missing. */
@@ -152,8 +155,21 @@ public final class CudaBackend implements Backend {
     }
 
     @Override
+    public PinnedMemory createShared(long bytes, String purpose, boolean crossProcess) {
+        return crossProcess ? host.createCrossProcess(bytes, config.shmDir()) : host.createShared(bytes);
+    }
+
+    @Override
     public PinnedMemory openShared(String name, long bytes) {
-        return host.openShared(name, bytes);
+        return ShmSegment.isName(name) ? host.openCrossProcess(name, bytes) : host.openShared(name, bytes);
+    }
+
+    @Override
+    public void sharedMapped(PinnedMemory memory) {
+        ShmSegment seg = ((CudaPinnedMemory) memory).segment();
+        if (seg != null) {
+            seg.unlink();
+        }
     }
 
     void releasePinned(CudaPinnedMemory m) {

@@ -3,13 +3,16 @@ package io.flexlink.cuda;
 import static io.flexlink.cuda.NativeAccess.U;
 
 import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.shm.ShmSegment;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Pinned host memory from {@code cudaHostAlloc(Portable | Mapped)}, visible to every device at
  * {@link #deviceAddress()} (from {@code cuMemHostGetDevicePointer}; the host address itself under UVA).
  * Memory made for sharing is reference-counted: each {@code openShared} takes a reference, each
- * {@code close} drops one, and the last frees it.
+ * {@code close} drops one, and the last frees it. Memory shared with other processes is instead a
+ * mapped {@code /dev/shm} file registered with {@code cudaHostRegister(Portable | Mapped)}; each process
+ * has its own device view of it.
  */
 final class CudaPinnedMemory implements PinnedMemory {
     private final CudaBackend backend;
@@ -17,14 +20,26 @@ final class CudaPinnedMemory implements PinnedMemory {
     private final long deviceAddress;
     private final long byteSize;
     private final String name;
+    /** The file mapping (registered with cudaHostRegister) behind memory shared with other processes, else null. */
+    private final ShmSegment segment;
     private final AtomicInteger references = new AtomicInteger(1);
 
     CudaPinnedMemory(CudaBackend backend, long hostAddress, long deviceAddress, long byteSize, String name) {
+        this(backend, hostAddress, deviceAddress, byteSize, name, null);
+    }
+
+    CudaPinnedMemory(CudaBackend backend, long hostAddress, long deviceAddress, long byteSize, String name,
+                     ShmSegment segment) {
         this.backend = backend;
         this.hostAddress = hostAddress;
         this.deviceAddress = deviceAddress;
         this.byteSize = byteSize;
         this.name = name;
+        this.segment = segment;
+    }
+
+    ShmSegment segment() {
+        return segment;
     }
 
     /** Takes one more reference; false when the memory was already released. */

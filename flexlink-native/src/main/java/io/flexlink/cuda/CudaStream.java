@@ -218,11 +218,21 @@ public final class CudaStream implements RuntimeStream {
         }
     }
 
-    /** Also polls the stream (cudaStreamQuery, non-blocking), so that faults of finished work show up. */
+    /** Polls with cudaStreamQuery at most this often: every collective asks (FlexLink's error check). */
+    static final long QUERY_INTERVAL_NANOS = 50_000;
+    private volatile long queriedAt = System.nanoTime() - QUERY_INTERVAL_NANOS;
+
+    /**
+     * Also polls the stream (cudaStreamQuery, non-blocking, at most every {@link #QUERY_INTERVAL_NANOS}),
+     * so that faults of finished work show up. A stream released by a communicator's abort is not failed:
+     * it ran on with garbage data and stays usable.
+     */
     @Override
     public FlexLinkException failure() {
         FlexLinkException f = failure;
-        if (f == null && !closed) {
+        long now = System.nanoTime();
+        if (f == null && !closed && now - queriedAt >= QUERY_INTERVAL_NANOS) {
+            queriedAt = now;
             int rc = cudart.cudaStreamQuery(handle);
             if (rc != 0 && rc != cudart.cudaErrorNotReady) {
                 fail(rc, "cudaStreamQuery", false);

@@ -186,6 +186,22 @@ final class NcclComm implements PrimaryComm {
         return nccl.ncclCommGetAsyncError(comm, out);
     }
 
+    private final int[] asyncOut = new int[1];
+
+    /** NCCL's asynchronous error as FlexLink's (null while NCCL reports none); never after abort or close. */
+    @Override
+    public io.flexlink.FlexLinkException asyncError() {
+        if (aborted || closed) {
+            return null;
+        }
+        int rc = nccl.ncclCommGetAsyncError(comm, asyncOut);
+        int code = rc != nccl.ncclSuccess ? rc : asyncOut[0];
+        if (code == nccl.ncclSuccess || code == nccl.ncclInProgress) {
+            return null;
+        }
+        return NcclErrors.error(code, "ncclCommGetAsyncError (rank " + rank + "/" + size + ")", comm);
+    }
+
     @Override
     public void abort() {
         if (aborted || closed) {

@@ -4,6 +4,8 @@ import static io.flexlink.cuda.NativeAccess.U;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
+import io.flexlink.runtime.shm.ShmSegment;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.Map;
@@ -14,9 +16,9 @@ import org.bytedeco.cuda.global.cudart;
 /**
  * The CUDA backend's pinned host memory: {@code cudaHostAlloc(Portable | Mapped)}, zero-filled, with
  * its device view from {@code cuMemHostGetDevicePointer}, and the registry of shared staging areas
- * that ranks of this process open by name. Names carry the process id
- * ({@code flexlink-cuda-<pid>-<random>}) so that a multi-process version can later map them from
- * {@code /dev/shm} and {@code cudaHostRegister} them.
+ * that ranks of this process open by name ({@code flexlink-cuda-<pid>-<random>}). Memory for ranks in
+ * other processes is a {@code /dev/shm} file ({@link ShmSegment}) that each process maps and pins with
+ * {@code cudaHostRegister}.
  */
 final class PinnedAllocator {
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -73,8 +75,52 @@ final class PinnedAllocator {
         return m;
     }
 
+    /** Maps a fresh {@code /dev/shm} file in {@code dir} for ranks in other processes and pins it. */
+    CudaPinnedMemory createCrossProcess(long bytes, Path dir) {
+        return register(ShmSegment.create(dir, bytes));
+    }
+
+    /** Maps and pins the file another process made with {@link #createCrossProcess}. */
+    CudaPinnedMemory openCrossProcess(String name, long bytes) {
+        return register(ShmSegment.open(name, bytes));
+    }
+
+    /**
+     * Pins a file mapping and maps it into every device's address space ({@code cudaHostRegister(Portable |
+     * Mapped)}); this process's streams wait on its counters through its own device pointer.
+     */
+    private CudaPinnedMemory register(ShmSegment seg) {
+        RawPointer p = new RawPointer().set(seg.address());
+        int rc = cudart.cudaHostRegister(p, seg.mappedBytes(),
+                cudart.cudaHostRegisterPortable | cudart.cudaHostRegisterMapped);
+        if (rc != 0) {
+            seg.close();
+            throw new FlexLinkException(Result.SYSTEM_ERROR, "cudaHostRegister(" + seg + ", Portable|Mapped): "
+                    + CudaLibraries.cudaError(rc));
+        }
+        long[] dev = new long[1];
+        int drc = cudart.cuMemHostGetDevicePointer(dev, p, 0);
+        if (drc != 0) {
+            cudart.cudaHostUnregister(p);
+            seg.close();
+            throw CudaCheck.drvError(drc, "cuMemHostGetDevicePointer(" + seg + ")");
+        }
+        liveBytes.addAndGet(seg.byteSize());
+        return new CudaPinnedMemory(backend, seg.address(), dev[0], seg.byteSize(), seg.name(), seg);
+    }
+
     /** Frees {@code m} once its last reference is gone (cudaFreeHost waits for work using it). */
     void release(CudaPinnedMemory m) {
+        if (m.segment() != null) {
+            // unpin before unmapping: the pages must not vanish under a registration
+            int rc = cudart.cudaHostUnregister(new RawPointer().set(m.hostAddress()));
+            if (rc != 0) {
+                CudaBackend.LOG.warn("cudaHostUnregister({}): {}", m, CudaLibraries.cudaError(rc));
+            }
+            m.segment().close();
+            liveBytes.addAndGet(-m.byteSize());
+            return;
+        }
         if (m.name() != null) {
             shared.remove(m.name());
         }

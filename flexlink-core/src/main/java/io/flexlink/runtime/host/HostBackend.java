@@ -12,6 +12,8 @@ import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.shm.ShmSegment;
+import io.flexlink.runtime.shm.ShmSweep;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.HexFormat;
@@ -33,6 +35,7 @@ public final class HostBackend implements Backend {
     private final Map<String, HostPinnedMemory> shared = new ConcurrentHashMap<>();
     private final Set<HostStream> streams = ConcurrentHashMap.newKeySet();
     private final HostRingTransport ring;
+    private final QuietUnmapper unmapper = new QuietUnmapper(streams);
     private volatile boolean closed;
     private volatile HostFaults faults;
     private volatile Emulation emulation;
@@ -42,6 +45,7 @@ public final class HostBackend implements Backend {
         this.devices = config.hostDevices();
         this.ring = new HostRingTransport(this, config);
         this.emulation = Emulation.parse(config.emulate());
+        ShmSweep.sweepOnce(config.shmDir());
     }
 
     /** Changes the emulated link speeds from now on ({@code flexlink.emulate} syntax). */
@@ -152,7 +156,36 @@ public final class HostBackend implements Backend {
     }
 
     @Override
+    public PinnedMemory createShared(long bytes, String purpose, boolean crossProcess) {
+        if (!crossProcess) {
+            return createShared(bytes, purpose);
+        }
+        ShmSegment seg = ShmSegment.create(config.shmDir(), bytes);
+        liveBytes.addAndGet(bytes);
+        // the purpose travels in the name: the link emulation of the peers throttles by it
+        String name = purpose == null ? seg.name() : seg.name() + PURPOSE_MARK + purpose;
+        return new HostPinnedMemory(this, seg.address(), bytes, name, purpose, seg);
+    }
+
+    private static final String PURPOSE_MARK = "#";
+
+    @Override
+    public void sharedMapped(PinnedMemory memory) {
+        ShmSegment seg = ((HostPinnedMemory) memory).segment();
+        if (seg != null) {
+            seg.unlink();
+        }
+    }
+
+    @Override
     public PinnedMemory openShared(String name, long bytes) {
+        if (ShmSegment.isName(name)) {
+            int mark = name.lastIndexOf(PURPOSE_MARK);
+            ShmSegment seg = ShmSegment.open(mark < 0 ? name : name.substring(0, mark), bytes);
+            liveBytes.addAndGet(bytes);
+            return new HostPinnedMemory(this, seg.address(), bytes, name,
+                    mark < 0 ? null : name.substring(mark + 1), seg);
+        }
         HostPinnedMemory m = shared.get(name);
         if (m == null || !m.retain()) {
             throw new FlexLinkException(Result.INTERNAL_ERROR, "shared memory '" + name + "' is not in this process");
@@ -166,6 +199,12 @@ public final class HostBackend implements Backend {
     }
 
     void releaseShared(HostPinnedMemory m) {
+        if (m.segment() != null) {
+            liveBytes.addAndGet(-m.byteSize());
+            m.segment().unlink();
+            unmapper.unmapWhenQuiet(m.segment());
+            return;
+        }
         if (m.name() != null) {
             shared.remove(m.name());
         }
@@ -187,6 +226,7 @@ public final class HostBackend implements Backend {
 
     void streamClosed(HostStream s) {
         streams.remove(s);
+        unmapper.closed(s);
     }
 
     @Override

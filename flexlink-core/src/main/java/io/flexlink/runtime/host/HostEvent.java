@@ -17,6 +17,8 @@ final class HostEvent implements RuntimeEvent {
     private final AtomicLong recorded = new AtomicLong();
     private volatile long completed;
     private volatile long completedAtNanos;
+    /** The failure of the stream that made the latest completed record, or null. */
+    private volatile FlexLinkException failure;
 
     HostEvent(boolean timing) {
         this.timing = timing;
@@ -30,12 +32,19 @@ final class HostEvent implements RuntimeEvent {
         return recorded.get();
     }
 
-    synchronized void complete(long seq) {
+    /** Publishes record {@code seq}; {@code failed} is the recording stream's failure, or null. */
+    synchronized void complete(long seq, FlexLinkException failed) {
         if (seq > completed) {
             completedAtNanos = System.nanoTime();
+            failure = failed;
             completed = seq;
         }
         notifyAll();
+    }
+
+    /** The failure of the stream that made the latest completed record, or null when it was healthy. */
+    FlexLinkException failure() {
+        return failure;
     }
 
     /** Blocks until record {@code target} has completed or {@code cancelled} turns true. */

@@ -3,11 +3,13 @@ package io.flexlink.runtime.host;
 import static io.flexlink.runtime.host.UnsafeAccess.UNSAFE;
 
 import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.shm.ShmSegment;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Off-heap memory playing pinned, mapped host memory. Memory made for sharing is reference-counted:
- * each {@code openShared} takes a reference and each {@code close} drops one.
+ * each {@code openShared} takes a reference and each {@code close} drops one. Memory shared with other
+ * processes is a mapped file ({@link ShmSegment}) instead of malloc'd memory.
  */
 final class HostPinnedMemory implements PinnedMemory {
     private final HostBackend backend;
@@ -15,15 +17,29 @@ final class HostPinnedMemory implements PinnedMemory {
     private final long byteSize;
     private final String name;
     private final String purpose;
+    /** The file mapping behind memory shared with other processes, else null. */
+    private final ShmSegment segment;
     private final AtomicInteger references = new AtomicInteger(1);
     private volatile boolean aborted;
+    /** Offset of the staging area's abort word ({@link #setAbortWord}), or -1. */
+    private volatile long abortWord = -1;
 
     HostPinnedMemory(HostBackend backend, long address, long byteSize, String name, String purpose) {
+        this(backend, address, byteSize, name, purpose, null);
+    }
+
+    HostPinnedMemory(HostBackend backend, long address, long byteSize, String name, String purpose,
+                     ShmSegment segment) {
         this.backend = backend;
         this.address = address;
         this.byteSize = byteSize;
         this.name = name;
         this.purpose = purpose;
+        this.segment = segment;
+    }
+
+    ShmSegment segment() {
+        return segment;
     }
 
     /** What the memory carries ({@code pcie}, {@code primary}, ...), which link emulation throttles by. */
@@ -81,8 +97,16 @@ final class HostPinnedMemory implements PinnedMemory {
         CounterSignal.wakeAll();
     }
 
+    /** True once {@link #abort()} ran in this process or any rank set the shared abort word. */
     boolean isAborted() {
-        return aborted;
+        long w = abortWord;
+        return aborted || (w >= 0 && UNSAFE.getIntVolatile(null, address + w) != 0);
+    }
+
+    /** The abort word is shared memory, so that peers in other processes see an abort too. */
+    @Override
+    public void setAbortWord(long offset) {
+        abortWord = offset;
     }
 
     @Override

@@ -1,11 +1,15 @@
 package io.flexlink.runtime.host;
 
 import io.flexlink.DataType;
+import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
+import io.flexlink.Result;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Staging;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Ring collectives through host memory, on the caller's stream, built from the same staging protocol
@@ -23,8 +27,14 @@ final class HostRingComm implements PrimaryComm {
     private final int device;
     private final int left;
     private final long toRight;
+    private static final Logger LOG = LoggerFactory.getLogger(HostRingComm.class);
+    private static final long DRAIN_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+
     private final Scratch scratch;
-    private boolean closed;
+    /** Calls enqueued whose last operation has not run yet (guarded by itself). */
+    private final long[] inFlight = new long[1];
+    private final HostStream.Always doneOp = this::done;
+    private volatile boolean closed;
 
     HostRingComm(HostBackend backend, Staging staging, int rank, int size, int device) {
         this.backend = backend;
@@ -59,6 +69,15 @@ final class HostRingComm implements PrimaryComm {
 
     @Override
     public void allReduce(long send, long recv, long count, DataType type, ReduceOp op, RuntimeStream stream) {
+        begin();
+        try {
+            allReduceRing(send, recv, count, type, op, stream);
+        } finally {
+            end(stream);
+        }
+    }
+
+    private void allReduceRing(long send, long recv, long count, DataType type, ReduceOp op, RuntimeStream stream) {
         int sz = type.size();
         if (size == 1) {
             if (send != recv) {
@@ -115,6 +134,15 @@ final class HostRingComm implements PrimaryComm {
 
     @Override
     public void allGather(long send, long recv, long count, long stride, DataType type, RuntimeStream stream) {
+        begin();
+        try {
+            allGatherRing(send, recv, count, stride, type, stream);
+        } finally {
+            end(stream);
+        }
+    }
+
+    private void allGatherRing(long send, long recv, long count, long stride, DataType type, RuntimeStream stream) {
         int sz = type.size();
         long own = recv + rank * stride * sz;
         if (own != send) {
@@ -142,6 +170,16 @@ final class HostRingComm implements PrimaryComm {
 
     @Override
     public void reduceScatter(long send, long recv, long count, long stride, DataType type, ReduceOp op,
+                              RuntimeStream stream) {
+        begin();
+        try {
+            reduceScatterRing(send, recv, count, stride, type, op, stream);
+        } finally {
+            end(stream);
+        }
+    }
+
+    private void reduceScatterRing(long send, long recv, long count, long stride, DataType type, ReduceOp op,
                               RuntimeStream stream) {
         int sz = type.size();
         if (size == 1) {
@@ -173,6 +211,15 @@ final class HostRingComm implements PrimaryComm {
 
     @Override
     public void broadcast(long send, long recv, long count, DataType type, int root, RuntimeStream stream) {
+        begin();
+        try {
+            broadcastRing(send, recv, count, type, root, stream);
+        } finally {
+            end(stream);
+        }
+    }
+
+    private void broadcastRing(long send, long recv, long count, DataType type, int root, RuntimeStream stream) {
         int sz = type.size();
         if (rank == root && send != recv) {
             stream.copy(recv, send, count * sz);
@@ -204,6 +251,15 @@ final class HostRingComm implements PrimaryComm {
 
     @Override
     public void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, RuntimeStream stream) {
+        begin();
+        try {
+            reduceRing(send, recv, count, type, op, root, stream);
+        } finally {
+            end(stream);
+        }
+    }
+
+    private void reduceRing(long send, long recv, long count, DataType type, ReduceOp op, int root, RuntimeStream stream) {
         int sz = type.size();
         if (size == 1) {
             if (send != recv) {
@@ -233,14 +289,82 @@ final class HostRingComm implements PrimaryComm {
         }
     }
 
+    // ---- calls in flight on the callers' streams: close() must not free what they still use ----
+
+    private void begin() {
+        synchronized (inFlight) {
+            inFlight[0]++;
+        }
+    }
+
+    /** After the call's operations: an operation that runs even on a failed stream counts the call done. */
+    private void end(RuntimeStream stream) {
+        try {
+            ((HostStream) stream).enqueue(doneOp);
+        } catch (RuntimeException e) {
+            done(); // the stream was closed: nothing of this call can run any more
+        }
+    }
+
+    private void done() {
+        synchronized (inFlight) {
+            inFlight[0]--;
+            inFlight.notifyAll();
+        }
+    }
+
+    /** Waits up to {@code nanos} for every call to have left its stream; true when none is left. */
+    private boolean drained(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        synchronized (inFlight) {
+            try {
+                for (long left = nanos; inFlight[0] > 0 && left > 0; left = deadline - System.nanoTime()) {
+                    inFlight.wait(Math.max(1, left / 1_000_000));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return inFlight[0] == 0;
+        }
+    }
+
+    /** Sets the ring's abort word (peers in any process see it), releases and cancels every wait on it. */
     @Override
     public void abort() {
+        if (closed) {
+            return;
+        }
+        staging.abort();
         HostBackend.abortWaits(staging.memory());
     }
 
     @Override
+    public FlexLinkException asyncError() {
+        int by = closed ? -1 : staging.abortedBy();
+        return by < 0 ? null : new FlexLinkException(Result.REMOTE_ERROR, "host ring: rank " + by
+                + " aborted the communicator");
+    }
+
+    @Override
+    public String describeStall() {
+        String s = closed ? null : staging.describeStall();
+        return s == null ? null : "host ring: " + s;
+    }
+
+    /**
+     * Frees the scratch and the staging reference once no call is left on a caller's stream (waiting up
+     * to the watchdog's timeout, or 10 s without one); past that it frees nothing and says so, since a
+     * stream still running a ring step would touch freed memory.
+     */
+    @Override
     public void close() {
         if (closed) {
+            return;
+        }
+        java.time.Duration t = backend.config().timeout();
+        if (!drained(t.isZero() ? DRAIN_NANOS : t.toNanos())) {
+            LOG.warn("INIT rank {}/{}: host ring work still in flight on a caller's stream; its scratch and "
+                    + "staging stay allocated", rank, size);
             return;
         }
         closed = true;

@@ -36,12 +36,24 @@ final class HostRingTransport implements PrimaryTransport {
     @Override
     public PrimaryComm create(RankExchange exchange, int rank, int size, int device) {
         StagingLayout layout = layout(size);
-        PinnedMemory mine = rank == 0 ? backend.createShared(layout.totalBytes(), "primary") : null;
-        byte[][] names = exchange.allGather(mine == null ? new byte[0] : mine.name().getBytes(StandardCharsets.UTF_8));
-        PinnedMemory mem = mine != null ? mine
-                : backend.openShared(new String(names[0], StandardCharsets.UTF_8), layout.totalBytes());
-        // every rank has mapped the area once the exchange returns a second time
-        exchange.allGather(new byte[0]);
+        PinnedMemory mine = rank == 0
+                ? backend.createShared(layout.totalBytes(), "primary", exchange.crossProcess()) : null;
+        PinnedMemory mem = mine;
+        try {
+            byte[][] names = exchange.allGather(mine == null ? new byte[0]
+                    : mine.name().getBytes(StandardCharsets.UTF_8));
+            if (mem == null) {
+                mem = backend.openShared(new String(names[0], StandardCharsets.UTF_8), layout.totalBytes());
+            }
+            // every rank has mapped the area once the exchange returns a second time
+            exchange.allGather(new byte[0]);
+        } catch (RuntimeException e) {
+            if (mem != null) {
+                mem.close();
+            }
+            throw e;
+        }
+        backend.sharedMapped(mem);
         return new HostRingComm(backend, new Staging(layout, mem, rank), rank, size, device);
     }
 

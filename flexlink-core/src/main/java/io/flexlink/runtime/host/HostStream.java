@@ -18,14 +18,27 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * A stream of the host backend: one worker thread runs the enqueued operations in order. A blocked
  * wait blocks this stream only, as on a GPU. After an operation fails, later copies, reductions and
- * waits are skipped but event records still complete, so that streams joined to this one are not stuck;
- * {@link #synchronize()} then reports the failure.
+ * waits are skipped but event records (and other {@link Always} operations) still complete, so that
+ * streams joined to this one are not stuck; {@link #synchronize()} then reports the failure, and the
+ * stream stays failed (make a new one), like a CUDA stream after a sticky error.
+ *
+ * <p>A failure travels along events: a record made after the stream failed marks the event failed, and
+ * a stream waiting on it fails too (with the same result), as work downstream of a failed kernel would.
+ * A wait on a counter of an aborted staging area (its abort word set by any rank, in any process) is
+ * cancelled and fails with REMOTE_ERROR; so is any wait of a stream being closed (INVALID_USAGE).
  */
 final class HostStream implements RuntimeStream {
     /** One enqueued operation. */
     interface Op {
         void run() throws Exception;
     }
+
+    /** An operation that runs even after the stream failed (bookkeeping that touches no memory). */
+    interface Always extends Op {
+    }
+
+    /** Wakes the worker at close; not an operation (never counted). */
+    private static final Op WAKE = () -> { };
 
     private final HostBackend backend;
     private final int device;
@@ -76,7 +89,13 @@ final class HostStream implements RuntimeStream {
             enqueue(op);
         } else {
             enqueue(() -> {
-                if (faults.before(label, kind) == HostFaults.Action.RUN) {
+                HostFaults.Action a = faults.before(device, label, kind);
+                if (closed) {
+                    // the hook held this operation until the stream was closed: its memory may be gone
+                    throw new FlexLinkException(Result.INVALID_USAGE, "stream " + label + " closed during a "
+                            + kind + " held by a fault hook");
+                }
+                if (a == HostFaults.Action.RUN) {
                     op.run();
                 }
             });
@@ -100,14 +119,14 @@ final class HostStream implements RuntimeStream {
             } catch (InterruptedException e) {
                 op = null;
             }
-            if (op == null) {
+            if (op == null || op == WAKE) {
                 if (closed && queue.isEmpty()) {
                     return;
                 }
                 continue;
             }
             try {
-                if (error == null || op instanceof RecordOp) {
+                if (error == null || op instanceof Always) {
                     op.run();
                 }
             } catch (Throwable t) {
@@ -191,7 +210,8 @@ final class HostStream implements RuntimeStream {
         HostPinnedMemory m = (HostPinnedMemory) mem;
         long address = m.hostAddress() + offset;
         enqueue(HostFaults.Op.WAIT, () -> {
-            if (!CounterSignal.await(address, value, () -> closed || m.isAborted())) {
+            // after an abort a wait fails even where the released counter satisfies it: fail fast, no garbage
+            if (!CounterSignal.await(address, value, () -> closed || m.isAborted()) || m.isAborted()) {
                 throw new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
                         "wait on counter at +" + offset + " for " + Integer.toUnsignedString(value)
                                 + " cancelled (communicator aborted or stream closed)");
@@ -231,14 +251,21 @@ final class HostStream implements RuntimeStream {
     public void record(RuntimeEvent event) {
         HostEvent e = (HostEvent) event;
         long seq = e.nextRecord();
-        enqueue(new RecordOp(e, seq));
+        enqueue(new RecordOp(this, e, seq));
     }
 
     @Override
     public void waitEvent(RuntimeEvent event) {
         HostEvent e = (HostEvent) event;
         long target = e.lastRecord();
-        enqueue(HostFaults.Op.WAIT_EVENT, () -> e.await(target, () -> closed));
+        enqueue(HostFaults.Op.WAIT_EVENT, () -> {
+            e.await(target, () -> closed);
+            FlexLinkException f = e.failure();
+            if (f != null) {
+                throw new FlexLinkException(f.result(), "stream " + label + " waited on an event recorded after "
+                        + "its stream failed: " + f.detail(), f);
+            }
+        });
     }
 
     /** Operations enqueued so far (tests check that a rejected call enqueued nothing). */
@@ -246,10 +273,16 @@ final class HostStream implements RuntimeStream {
         return enqueued.get();
     }
 
+    /** Operations finished (run, failed or skipped) so far. */
+    long completedCount() {
+        return completed;
+    }
+
     @Override
     public void close() {
         if (!closed) {
             closed = true;
+            queue.add(WAKE); // the worker leaves at once when nothing is left
             backend.streamClosed(this);
         }
     }
@@ -259,19 +292,24 @@ final class HostStream implements RuntimeStream {
         return "HostStream[" + label + ", device " + device + "]";
     }
 
-    /** An event record: always runs, even after a failure, so that joined streams move on. */
-    private static final class RecordOp implements Op {
+    /**
+     * An event record: always runs, even after a failure, so that joined streams move on; a record of a
+     * failed stream carries the failure to the streams that wait on the event.
+     */
+    private static final class RecordOp implements Always {
+        private final HostStream stream;
         private final HostEvent event;
         private final long seq;
 
-        RecordOp(HostEvent event, long seq) {
+        RecordOp(HostStream stream, HostEvent event, long seq) {
+            this.stream = stream;
             this.event = event;
             this.seq = seq;
         }
 
         @Override
         public void run() {
-            event.complete(seq);
+            event.complete(seq, stream.error == null ? null : stream.failure());
         }
     }
 }

@@ -1,0 +1,233 @@
+package io.flexlink.bootstrap;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.runtime.RankExchange;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.NoRouteToHostException;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A peer rank's side of the TCP rendezvous: connects to rank 0 (retrying until the timeout, since rank
+ * 0 may start later), presents the id's token and secret, and then sends its DATA of each round and
+ * waits for the RESULT. The connection stays open for the communicator's life: a closed connection
+ * without a BYE means rank 0's process is gone; LOST from rank 0 names another rank that is gone.
+ */
+final class RendezvousClient implements RankExchange {
+    private final Wire.Conn conn;
+    private final int rank;
+    private final int nranks;
+    private final Duration timeout;
+    private final String where;
+    private final PeerWatch watch = new PeerWatch();
+    private final LinkedBlockingQueue<Wire.Frame> inbox = new LinkedBlockingQueue<>();
+    private volatile boolean closing;
+    private volatile boolean rankZeroLeft;
+    private int round;
+
+    private RendezvousClient(Wire.Conn conn, int rank, int nranks, Duration timeout, String where) {
+        this.conn = conn;
+        this.rank = rank;
+        this.nranks = nranks;
+        this.timeout = timeout;
+        this.where = where;
+        Thread reader = new Thread(this::read, "flexlink-rendezvous-client-r" + rank);
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /** Connects and joins as {@code rank}; fails with REMOTE_ERROR when refused or when rank 0 is not there in time. */
+    static RendezvousClient connect(InetSocketAddress server, String where, byte[] token, byte[] secret, int rank,
+                                    int nranks, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long backoff = TimeUnit.MILLISECONDS.toNanos(20);
+        Socket s;
+        while (true) {
+            s = new Socket();
+            long left = deadline - System.nanoTime();
+            try {
+                s.connect(server, (int) Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 5000)));
+                break;
+            } catch (ConnectException | NoRouteToHostException | SocketTimeoutException e) {
+                closeQuietly(s);
+                left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
+                            + timeout.toMillis() + " ms: rank " + rank + " could not reach rank 0's rendezvous at "
+                            + where + " (" + e.getMessage() + ")");
+                }
+                // rank 0 may not listen yet: retry, backing off up to 0.5 s
+                LockSupport.parkNanos(Math.min(backoff, left));
+                backoff = Math.min(backoff * 2, TimeUnit.MILLISECONDS.toNanos(500));
+            } catch (IOException e) {
+                closeQuietly(s);
+                throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": cannot connect to the rendezvous at "
+                        + where + ": " + e, e);
+            }
+        }
+        try {
+            s.setTcpNoDelay(true);
+            s.setKeepAlive(true);
+            s.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            Wire.Conn conn = new Wire.Conn(s);
+            conn.send(Wire.HELLO, 0, Wire.hello(token, secret, nranks, rank));
+            Wire.Frame reply = conn.read();
+            if (reply.type == Wire.REJECT) {
+                conn.close();
+                throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": the rendezvous at " + where
+                        + " refused this rank: " + reply.text());
+            }
+            if (reply.type != Wire.ACCEPT) {
+                conn.close();
+                throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": " + where
+                        + " answered with frame type " + reply.type + ": not a FlexLink rendezvous");
+            }
+            s.setSoTimeout(0);
+            return new RendezvousClient(conn, rank, nranks, timeout, where);
+        } catch (SocketTimeoutException e) {
+            closeQuietly(s);
+            throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
+                    + timeout.toMillis() + " ms: the rendezvous at " + where + " did not answer rank " + rank, e);
+        } catch (IOException e) {
+            closeQuietly(s);
+            throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": the rendezvous at " + where
+                    + " closed the connection during the handshake: " + e, e);
+        }
+    }
+
+    private void read() {
+        String why;
+        try {
+            while (true) {
+                Wire.Frame f = conn.read();
+                if (f.type == Wire.RESULT || f.type == Wire.ERROR) {
+                    inbox.add(f);
+                } else if (f.type == Wire.LOST) {
+                    inbox.add(f);
+                    watch.lost(f.round, f.text());
+                } else if (f.type == Wire.BYE) {
+                    rankZeroLeft = true;
+                    conn.close();
+                    return;
+                } else {
+                    why = "rank 0 sent an unexpected frame (type " + f.type + ")";
+                    break;
+                }
+            }
+        } catch (EOFException e) {
+            why = "the connection to rank 0 at " + where + " closed without a goodbye (process exited or was killed)";
+        } catch (IOException e) {
+            why = "the connection to rank 0 at " + where + " failed: " + e.getMessage();
+        }
+        conn.close();
+        if (!closing && !rankZeroLeft) {
+            inbox.add(new Wire.Frame(Wire.LOST, 0, why.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            watch.lost(0, why);
+        }
+    }
+
+    @Override
+    public byte[][] allGather(byte[] mine) {
+        int k = round++;
+        try {
+            conn.send(Wire.DATA, k, mine);
+        } catch (IOException e) {
+            throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": lost the rendezvous at " + where
+                    + " (round " + k + "): " + e.getMessage(), e);
+        }
+        // rank 0's own timeout runs from its own call: wait somewhat longer, so that its report, which
+        // names the missing ranks, is what every rank says
+        long limit = timeout.toNanos() + Math.max(timeout.toNanos() / 2, TimeUnit.MILLISECONDS.toNanos(500));
+        long deadline = System.nanoTime() + limit;
+        while (true) {
+            Wire.Frame f;
+            try {
+                f = inbox.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new FlexLinkException(Result.SYSTEM_ERROR, "communicator creation interrupted");
+            }
+            if (f == null) {
+                throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
+                        + TimeUnit.NANOSECONDS.toMillis(limit) + " ms: rank " + rank + " got no answer in round " + k
+                        + " from rank 0 at " + where + " (rank 0 is late or waits for other ranks)");
+            }
+            switch (f.type) {
+                case Wire.RESULT:
+                    return result(f, k);
+                case Wire.ERROR:
+                    throw new FlexLinkException(Result.REMOTE_ERROR, f.text());
+                default: // LOST
+                    throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation failed in round " + k
+                            + ": rank " + f.round + " is gone: " + f.text());
+            }
+        }
+    }
+
+    private byte[][] result(Wire.Frame f, int k) {
+        try {
+            byte[][] all = Wire.unpackAll(f.payload);
+            if (f.round != k || all.length != nranks) {
+                throw new IOException("round " + f.round + " with " + all.length + " ranks, expected round " + k
+                        + " with " + nranks);
+            }
+            return all;
+        } catch (IOException e) {
+            throw new FlexLinkException(Result.INTERNAL_ERROR, "rank " + rank + ": bad answer from rank 0 at " + where
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public boolean crossProcess() {
+        return true;
+    }
+
+    @Override
+    public void onPeerLost(PeerLossListener listener) {
+        watch.add(listener);
+    }
+
+    /** The ranks whose process is gone, with why. */
+    Map<Integer, String> lostRanks() {
+        return watch.lostRanks();
+    }
+
+    /** Test hook: drops the connection without a goodbye, as a killed process would. */
+    void dropWithoutGoodbye() {
+        closing = true;
+        conn.close();
+    }
+
+    @Override
+    public void close() {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        conn.trySend(Wire.BYE, 0, "");
+        conn.close();
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException e) {
+            // closing anyway
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RendezvousClient[rank " + rank + " -> " + where + "]";
+    }
+}

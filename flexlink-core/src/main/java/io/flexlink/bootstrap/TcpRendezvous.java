@@ -1,0 +1,168 @@
+package io.flexlink.bootstrap;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.UniqueId;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.RankExchange;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The rendezvous of ranks in different processes, over TCP: rank 0 serves it (at the address and port
+ * in the unique id), the others connect. The exchange it returns is an all-gather of byte arrays, round
+ * after round, each round bounded by {@code flexlink.initTimeout}; a failed round names the missing
+ * ranks. Peers must present the id's secret. The connections stay open while the communicator lives,
+ * so that a rank whose process dies is noticed: {@link RankExchange#onPeerLost} listeners hear of it on
+ * every surviving rank (the communicator factory aborts the communicator then).
+ */
+public final class TcpRendezvous {
+    /** Servers bound by {@link #listen} in this process and not yet joined by rank 0, by token. */
+    private static final Map<String, RendezvousServer> SERVING = new ConcurrentHashMap<>();
+    /**
+     * Communicators made from the environment so far, per rendezvous and rank (part of their derived
+     * token); per rank, so that threads playing ranks of one job in one JVM (tests) count alike.
+     */
+    private static final Map<String, AtomicInteger> FROM_ENV = new ConcurrentHashMap<>();
+
+    private TcpRendezvous() {
+    }
+
+    /**
+     * Binds rank 0's rendezvous and returns the id to hand to every rank: peers connect to
+     * {@code advertised}:{@code port} ({@code port} 0 picks a free one). The server binds to
+     * {@code flexlink.bootstrap.bind} when set, else to {@code advertised}. Rank 0 must then call
+     * {@code initRank} in this process.
+     */
+    public static UniqueId listen(InetAddress advertised, int port, FlexLinkConfig config) {
+        if (advertised.isAnyLocalAddress()) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "address: " + advertised.getHostAddress()
+                    + " is not an address peers can connect to; give rank 0's address (bind to every interface "
+                    + "with flexlink.bootstrap.bind=0.0.0.0)");
+        }
+        ServerSocket listener = bind(bindAddress(config, advertised), port);
+        UniqueId id = UniqueId.withAddress(advertised.getAddress(), listener.getLocalPort());
+        RendezvousServer server = new RendezvousServer(listener, id.tokenBytes(), id.secret(),
+                where(advertised, listener.getLocalPort()));
+        SERVING.put(id.token(), server);
+        return id;
+    }
+
+    /** True when rank 0's rendezvous of {@code id} was bound by this process and awaits rank 0. */
+    public static boolean serves(UniqueId id) {
+        return SERVING.containsKey(id.token());
+    }
+
+    /** The exchange of {@code rank} for an id that carries rank 0's address (rank 0: in the process that made it). */
+    public static RankExchange join(UniqueId id, int nranks, int rank, Duration timeout) {
+        byte[] address = id.address();
+        if (address == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "commId: " + id + " carries no rendezvous address");
+        }
+        InetAddress host = inet(address);
+        if (rank == 0) {
+            RendezvousServer server = SERVING.remove(id.token());
+            if (server == null) {
+                throw new FlexLinkException(Result.INVALID_USAGE, "rank 0 must call initRank in the process that "
+                        + "made the unique id with getUniqueId(host, port), once (rendezvous " + where(host, id.port())
+                        + ")");
+            }
+            return nranks == 1 ? closeAfterOne(server.attach(1, timeout)) : server.attach(nranks, timeout);
+        }
+        return RendezvousClient.connect(new InetSocketAddress(host, id.port()), where(host, id.port()),
+                id.tokenBytes(), id.secret(), rank, nranks, timeout);
+    }
+
+    /**
+     * The exchange of this process in a job launched with torchrun's variables: rank 0 listens on
+     * MASTER_ADDR:MASTER_PORT (or {@code flexlink.bootstrap.bind}), the others connect, retrying until
+     * the timeout. Every process must make its communicators from the environment in the same order.
+     */
+    public static RankExchange fromEnv(LaunchEnv env, FlexLinkConfig config) {
+        int generation = FROM_ENV.computeIfAbsent(env.masterAddr + ":" + env.masterPort + "#" + env.rank,
+                k -> new AtomicInteger()).getAndIncrement();
+        if (env.worldSize == 1) {
+            return mine -> new byte[][] {mine.clone()};
+        }
+        InetAddress master;
+        try {
+            master = InetAddress.getByName(env.masterAddr);
+        } catch (UnknownHostException e) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "MASTER_ADDR='" + env.masterAddr
+                    + "': unknown host", e);
+        }
+        UniqueId id = env.uniqueId(master.getAddress(), config.secret(), config.get(FlexLinkConfig.JOB_ID), generation);
+        String where = where(master, env.masterPort);
+        Duration timeout = config.initTimeout();
+        if (env.rank == 0) {
+            ServerSocket listener = bind(bindAddress(config, master), env.masterPort);
+            return new RendezvousServer(listener, id.tokenBytes(), id.secret(), where).attach(env.worldSize, timeout);
+        }
+        return RendezvousClient.connect(new InetSocketAddress(master, env.masterPort), where, id.tokenBytes(),
+                id.secret(), env.rank, env.worldSize, timeout);
+    }
+
+    static void forget(RendezvousServer server) {
+        SERVING.values().remove(server);
+    }
+
+    private static RankExchange closeAfterOne(RendezvousServer server) {
+        server.close(); // a single rank needs no peers and no port
+        return mine -> new byte[][] {mine.clone()};
+    }
+
+    private static InetAddress bindAddress(FlexLinkConfig config, InetAddress advertised) {
+        String bind = config.bootstrapBind();
+        if (bind == null) {
+            return advertised;
+        }
+        try {
+            return InetAddress.getByName(bind);
+        } catch (UnknownHostException e) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.bootstrap.bind: unknown address '"
+                    + bind + "'", e);
+        }
+    }
+
+    /** Binds with SO_REUSEADDR, so that a port of a finished job in TIME_WAIT can be taken again. */
+    private static ServerSocket bind(InetAddress address, int port) {
+        ServerSocket s = null;
+        try {
+            s = new ServerSocket();
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(address, port), 128);
+            return s;
+        } catch (IOException e) {
+            if (s != null) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // nothing bound
+                }
+            }
+            throw new FlexLinkException(Result.SYSTEM_ERROR, "rank 0 cannot listen on " + where(address, port) + ": "
+                    + e.getMessage() + " (port taken by another job? an address of another host? set "
+                    + "flexlink.bootstrap.bind / FLEXLINK_BOOTSTRAP_BIND)", e);
+        }
+    }
+
+    private static InetAddress inet(byte[] address) {
+        try {
+            return InetAddress.getByAddress(address);
+        } catch (UnknownHostException e) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "commId: bad address bytes", e);
+        }
+    }
+
+    private static String where(InetAddress a, int port) {
+        String h = a.getHostAddress();
+        return (h.contains(":") ? "[" + h + "]" : h) + ":" + port;
+    }
+}

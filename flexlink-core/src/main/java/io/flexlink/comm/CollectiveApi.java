@@ -1,0 +1,98 @@
+package io.flexlink.comm;
+
+import io.flexlink.Buffer;
+import io.flexlink.Collective;
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.ReduceOp;
+import io.flexlink.Stream;
+
+/**
+ * NCCL's collectives in both forms: the {@link Buffer} overloads check counts against buffer sizes and
+ * devices, then every call goes to {@link #run} with addresses.
+ */
+abstract class CollectiveApi implements Communicator {
+    final int rank;
+    final int size;
+    final int device;
+
+    CollectiveApi(int rank, int size, int device) {
+        this.rank = rank;
+        this.size = size;
+        this.device = device;
+    }
+
+    /** Validates and enqueues one call ({@code op} is ignored by collectives that do not reduce). */
+    abstract void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
+                      Stream stream);
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public int device() {
+        return device;
+    }
+
+    @Override
+    public void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, Stream stream) {
+        Validator.checkBuffers(Collective.ALL_REDUCE, send, recv, count, type, 0, rank, size, device);
+        allReduce(Validator.address(send), Validator.address(recv), count, type, op, stream);
+    }
+
+    @Override
+    public void allReduce(long send, long recv, long count, DataType type, ReduceOp op, Stream stream) {
+        run(Collective.ALL_REDUCE, send, recv, count, type, op, 0, stream);
+    }
+
+    @Override
+    public void allGather(Buffer send, Buffer recv, long sendCount, DataType type, Stream stream) {
+        Validator.checkBuffers(Collective.ALL_GATHER, send, recv, sendCount, type, 0, rank, size, device);
+        allGather(Validator.address(send), Validator.address(recv), sendCount, type, stream);
+    }
+
+    @Override
+    public void allGather(long send, long recv, long sendCount, DataType type, Stream stream) {
+        run(Collective.ALL_GATHER, send, recv, sendCount, type, ReduceOp.SUM, 0, stream);
+    }
+
+    @Override
+    public void reduceScatter(Buffer send, Buffer recv, long recvCount, DataType type, ReduceOp op, Stream stream) {
+        Validator.checkBuffers(Collective.REDUCE_SCATTER, send, recv, recvCount, type, 0, rank, size, device);
+        reduceScatter(Validator.address(send), Validator.address(recv), recvCount, type, op, stream);
+    }
+
+    @Override
+    public void reduceScatter(long send, long recv, long recvCount, DataType type, ReduceOp op, Stream stream) {
+        run(Collective.REDUCE_SCATTER, send, recv, recvCount, type, op, 0, stream);
+    }
+
+    @Override
+    public void broadcast(Buffer send, Buffer recv, long count, DataType type, int root, Stream stream) {
+        Validator.checkBuffers(Collective.BROADCAST, send, recv, count, type, root, rank, size, device);
+        broadcast(Validator.address(send), Validator.address(recv), count, type, root, stream);
+    }
+
+    @Override
+    public void broadcast(long send, long recv, long count, DataType type, int root, Stream stream) {
+        run(Collective.BROADCAST, send, recv, count, type, ReduceOp.SUM, root, stream);
+    }
+
+    @Override
+    public void reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root, Stream stream) {
+        Validator.checkBuffers(Collective.REDUCE, send, recv, count, type, root, rank, size, device);
+        reduce(Validator.address(send), Validator.address(recv), count, type, op, root, stream);
+    }
+
+    @Override
+    public void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, Stream stream) {
+        run(Collective.REDUCE, send, recv, count, type, op, root, stream);
+    }
+}

@@ -1,0 +1,190 @@
+package io.flexlink.comm;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.path.Path;
+import io.flexlink.runtime.RuntimeStream;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The error state of one communicator, NCCL's model: the first asynchronous error is kept and sticks.
+ * An error is found by polling, never by waiting: a failed stream of a path or of the caller (the host
+ * ring runs there), a peer's abort seen in a staging area's abort word, the primary transport's own
+ * error (NCCL's async error). Once found, the peers are told at once: every path is aborted (its abort
+ * word set, every counter released), so their waits return and they find the abort word in turn.
+ *
+ * <p>Everything that touches a path runs under the communicator's call lock, so that it never races
+ * with the release of the paths' memory; callers that must not block ({@code getAsyncError}, the
+ * watchdog) only try the lock and look again later.
+ */
+final class CommHealth {
+    private static final Logger LOG = LoggerFactory.getLogger(CommHealth.class);
+
+    private final int rank;
+    private final int size;
+    private final Path primary;
+    private final Path[] aux;
+    private final ReentrantLock lock;
+    private final AtomicReference<FlexLinkException> error = new AtomicReference<>();
+    private volatile RuntimeStream lastStream;
+    private boolean primaryTold;
+    /** Set (under the lock) once release began: the paths may be gone. */
+    private boolean torn;
+
+    CommHealth(int rank, int size, Path primary, Path[] aux, ReentrantLock lock) {
+        this.rank = rank;
+        this.size = size;
+        this.primary = primary;
+        this.aux = aux;
+        this.lock = lock;
+    }
+
+    /** The first asynchronous error, or null; never blocks. */
+    FlexLinkException error() {
+        return error.get();
+    }
+
+    /** Remembers the caller's stream of the latest call (its failures are this communicator's too). */
+    void used(RuntimeStream stream) {
+        lastStream = stream;
+    }
+
+    /** Under the lock: from now on nothing touches the paths. */
+    void torn() {
+        torn = true;
+    }
+
+    /**
+     * Under the lock, for every call: the recorded error, else a peer's abort read from the abort words (a
+     * memory read per path), else a failed stream of a path or of the caller (on CUDA a throttled
+     * {@code cudaStreamQuery}). NCCL's own error is left to NCCL, whose next call returns it.
+     */
+    FlexLinkException check() {
+        FlexLinkException e = error.get();
+        if (e != null || torn) {
+            return e;
+        }
+        for (Path p : aux) {
+            FlexLinkException a = p.asyncError();
+            if (a != null) {
+                return fail(a);
+            }
+        }
+        FlexLinkException f = streamFailure();
+        return f == null ? null : fail(f);
+    }
+
+    /** Polls everything that can fail, if the lock is free now; the first error found, or null. Never blocks. */
+    FlexLinkException poll() {
+        FlexLinkException e = error.get();
+        if (e == null && lock.tryLock()) {
+            try {
+                e = torn ? error.get() : detect();
+                if (e != null) {
+                    e = fail(e);
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+        return e;
+    }
+
+    private FlexLinkException detect() {
+        for (Path p : aux) {
+            FlexLinkException a = p.asyncError();
+            if (a != null) {
+                return a;
+            }
+        }
+        if (primary != null && !primaryTold) {
+            FlexLinkException a = primary.asyncError();
+            if (a != null) {
+                return a;
+            }
+        }
+        return streamFailure();
+    }
+
+    private FlexLinkException streamFailure() {
+        for (Path p : aux) {
+            for (RuntimeStream s : p.streams()) {
+                FlexLinkException f = s.failure();
+                if (f != null) {
+                    return new FlexLinkException(f.result(), p.name() + " stream " + s.label() + " failed: "
+                            + f.detail(), f);
+                }
+            }
+        }
+        RuntimeStream s = lastStream;
+        FlexLinkException f = s == null ? null : s.failure();
+        return f == null ? null : new FlexLinkException(f.result(), "the caller's stream " + s.label()
+                + " failed: " + f.detail(), f);
+    }
+
+    /**
+     * Under the lock: records {@code e} unless an error was recorded first (the first one is returned),
+     * logs it in one WARN line and tells the peers.
+     */
+    FlexLinkException fail(FlexLinkException e) {
+        if (!error.compareAndSet(null, e)) {
+            return error.get();
+        }
+        LOG.warn("rank {}/{}: {}: {}; telling the other ranks", rank, size, e.result(), e.detail());
+        tell();
+        return e;
+    }
+
+    /** Under the lock: aborts every path (abort words set, counters released) so that no peer stays blocked. */
+    void tell() {
+        if (torn) {
+            return;
+        }
+        for (Path p : aux) {
+            try {
+                p.abort();
+            } catch (RuntimeException e) {
+                LOG.debug("rank {}: aborting {}: {}", rank, p.name(), e.toString());
+            }
+        }
+        if (primary != null && !primaryTold) {
+            primaryTold = true;
+            try {
+                primary.abort();
+            } catch (RuntimeException e) {
+                LOG.debug("rank {}: aborting {}: {}", rank, primary.name(), e.toString());
+            }
+        }
+    }
+
+    /** Under the lock: which paths still have work, and what their counters say (the watchdog's report). */
+    String describeStall() {
+        StringBuilder sb = new StringBuilder();
+        for (Path p : torn ? new Path[0] : aux) {
+            boolean busy = false;
+            for (RuntimeStream s : p.streams()) {
+                busy |= !s.isIdle();
+            }
+            if (busy) {
+                String d = p.describeStall();
+                sb.append(sb.length() == 0 ? "" : ", ").append(p.name()).append(" (")
+                        .append(d == null ? "streams busy" : d).append(')');
+            }
+        }
+        if (primary != null && !torn && !primaryTold) {
+            String d = primary.describeStall();
+            if (d != null || sb.length() == 0) {
+                sb.append(sb.length() == 0 ? "" : ", ").append(primary.name()).append(d == null ? "" : " (" + d + ")");
+            }
+        }
+        return sb.length() == 0 ? "nothing visible (the caller's stream is busy)" : sb.toString();
+    }
+
+    /** The result to report: the recorded error's, else REMOTE_ERROR once aborted, else SUCCESS. */
+    static Result result(FlexLinkException e, boolean aborted) {
+        return e != null ? e.result() : aborted ? Result.REMOTE_ERROR : Result.SUCCESS;
+    }
+}

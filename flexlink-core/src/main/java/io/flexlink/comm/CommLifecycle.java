@@ -1,0 +1,226 @@
+package io.flexlink.comm;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.path.Path;
+import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.RuntimeStream;
+import java.time.Duration;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The states of one communicator and how it leaves them: healthy, failed (an asynchronous error is
+ * recorded: every call throws it), aborted (by the application, a lost peer or the watchdog: calls throw
+ * INVALID_USAGE, or the error that caused it), closed. One lock serializes the calls and every
+ * transition, so that nothing frees a path a call is using; it is only held while enqueueing, and a call
+ * waiting on the host for its peers gives it up when an abort is requested.
+ */
+final class CommLifecycle {
+    private static final Logger LOG = LoggerFactory.getLogger(CommLifecycle.class);
+
+    final ReentrantLock lock = new ReentrantLock();
+    final CommHealth health;
+    final Teardown teardown;
+    /** Null when the watchdog is off. */
+    final CallWatch watch;
+    private final int rank;
+    private final int size;
+    private final Path primary;
+    private final Path[] aux;
+    private final long drainNanos;
+    private final String name;
+    private volatile Watchdog watchdog;
+    private volatile boolean closed;
+    private volatile boolean aborted;
+    private volatile boolean abortRequested;
+
+    CommLifecycle(Backend backend, int rank, int size, int device, Path primary, Path[] aux, Duration timeout,
+                  String name) {
+        this.rank = rank;
+        this.size = size;
+        this.primary = primary;
+        this.aux = aux;
+        this.name = name;
+        this.health = new CommHealth(rank, size, primary, aux, lock);
+        this.teardown = new Teardown(rank, size, primary, aux);
+        this.watch = timeout.isZero() ? null : new CallWatch(backend, device, timeout.toNanos());
+        this.drainNanos = timeout.isZero() ? Teardown.DEFAULT_DRAIN_NANOS : timeout.toNanos();
+    }
+
+    /** Starts watching (when the watchdog is on); the communicator is fully built. */
+    void start() {
+        if (watch != null) {
+            watchdog = Watchdog.SHARED;
+            watchdog.register(this);
+        }
+    }
+
+    /** The watchdog's clock (only with the watchdog on). */
+    long now() {
+        return watchdog.now();
+    }
+
+    boolean aborted() {
+        return aborted;
+    }
+
+    /** True once an abort was asked for, by anyone: a call waiting on the host for its peers gives up. */
+    boolean abortRequested() {
+        return abortRequested;
+    }
+
+    /** Under the lock, before a call: closed, broken by an asynchronous error (its result), or aborted. */
+    void checkUsable() {
+        if (closed) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "communicator: rank " + rank + " was closed");
+        }
+        FlexLinkException e = health.check();
+        if (e != null) {
+            throw new FlexLinkException(e.result(), "communicator: rank " + rank + "/" + size + " has an "
+                    + "asynchronous error (abort() or close() it and create a new one): " + e.detail(), e);
+        }
+        if (aborted || abortRequested) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "communicator: rank " + rank + " was aborted");
+        }
+    }
+
+    /** See {@link FlexCommunicator#abort()}. */
+    void abort() {
+        abortRequested = true;
+        lock.lock();
+        try {
+            abortLocked(true);
+        } finally {
+            lock.unlock();
+        }
+        unwatchIfReleased();
+    }
+
+    private void abortLocked(boolean byApplication) {
+        if (!aborted) {
+            aborted = true;
+            abortRequested = true;
+            if (byApplication && health.error() == null) {
+                LOG.warn("rank {}/{}: communicator aborted", rank, size);
+            }
+            health.tell();
+        }
+        release(drainNanos, true);
+    }
+
+    /** Under the lock: frees what it can; from then on nothing polls the paths. */
+    private void release(long boundNanos, boolean wasAborted) {
+        health.torn();
+        teardown.release(boundNanos, wasAborted);
+    }
+
+    /** See {@link FlexCommunicator#close()}. */
+    void close() {
+        boolean first;
+        lock.lock();
+        try {
+            first = !closed;
+            closed = true;
+        } finally {
+            lock.unlock();
+        }
+        if (first && !aborted && health.error() == null) {
+            // outside the lock, so that the watchdog can still abort a wait that never ends
+            for (Path p : aux) {
+                for (RuntimeStream s : p.streams()) {
+                    try {
+                        s.synchronize();
+                    } catch (FlexLinkException e) {
+                        LOG.debug("rank {}: {} failed before close: {}", rank, p.name(), e.getMessage());
+                    }
+                }
+            }
+        }
+        lock.lock();
+        try {
+            release(drainNanos, aborted || health.error() != null);
+        } finally {
+            lock.unlock();
+        }
+        unwatchIfReleased();
+    }
+
+    private void unwatchIfReleased() {
+        Watchdog w = watchdog;
+        if (w != null && teardown.done()) {
+            w.unregister(this);
+        }
+    }
+
+    // ---- the watchdog ----
+
+    long timeoutNanos() {
+        return watch == null ? Long.MAX_VALUE : watch.timeoutNanos();
+    }
+
+    /** Moves this communicator to another watchdog (tests: one with a manual clock). */
+    void useWatchdog(Watchdog w) {
+        if (watch == null) {
+            throw new IllegalStateException("the watchdog is off for " + name);
+        }
+        watchdog.unregister(this);
+        watchdog = w;
+        w.register(this);
+    }
+
+    /**
+     * One watchdog round at {@code now}: finish freeing an aborted communicator; else poll its errors and
+     * abort it on one (the error was logged and the peers told when it was found); else abort it when a
+     * call is overdue, with one WARN line saying which call, paths and ranks it waited on.
+     */
+    void watchdogCheck(long now) {
+        if (!lock.tryLock()) {
+            // a thread is inside a call: only its time there can be overdue
+            String late = watch.overdueInside(now);
+            if (late != null) {
+                abortRequested = true; // makes a call waiting for its peers give up the lock
+                lock.lock();
+                try {
+                    if (!aborted) {
+                        health.fail(new FlexLinkException(Result.REMOTE_ERROR, "watchdog: " + late
+                                + "; aborting the communicator"));
+                    }
+                    abortLocked(false);
+                } finally {
+                    lock.unlock();
+                }
+            }
+            unwatchIfReleased();
+            return;
+        }
+        try {
+            if (aborted) {
+                release(0, true);
+            } else if (health.poll() != null) {
+                abortLocked(false);
+            } else {
+                checkOverdue(now); // also while close() waits for the streams: a stall there counts too
+            }
+        } finally {
+            lock.unlock();
+        }
+        unwatchIfReleased();
+    }
+
+    private void checkOverdue(long now) {
+        String late = watch.overdue(now);
+        if (late == null) {
+            return;
+        }
+        health.fail(new FlexLinkException(Result.REMOTE_ERROR, "watchdog: " + late + "; waiting on "
+                + health.describeStall() + "; aborting the communicator"));
+        abortLocked(false);
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+}

@@ -1,0 +1,224 @@
+package io.flexlink.runtime.shm;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.EnumSet;
+import java.util.HexFormat;
+import sun.misc.Unsafe;
+
+/**
+ * Memory that the processes of one machine share through a file in a tmpfs directory ({@code /dev/shm}).
+ * The creator makes the file with O_EXCL and mode 0600 under a fresh name
+ * {@code flexlink-<uid>-<pid>-<random hex>}, writes zeros over all of it so that a /dev/shm too small
+ * fails here with ENOSPC (a mapping of pages tmpfs cannot supply would fault later, with SIGBUS), then
+ * maps it. Peers map it by {@link #name()}. The creator {@link #unlink}s the name once every peer has
+ * mapped it (the pages live until the last mapping goes), so a crash afterwards leaves nothing behind;
+ * {@link ShmSweep} removes files of crashed processes that died before that point.
+ */
+public final class ShmSegment implements AutoCloseable {
+    /** What the name of shared memory that lives in a file starts with. */
+    public static final String NAME_PREFIX = "shm:";
+    /** What every file name starts with. */
+    public static final String FILE_PREFIX = "flexlink-";
+    private static final long PAGE = 4096;
+    private static final long MAX_BYTES = Integer.MAX_VALUE - PAGE; // one MappedByteBuffer
+    private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(1 << 20);
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Unsafe UNSAFE = unsafe();
+    private static final long BUFFER_ADDRESS = addressOffset();
+
+    private final Path file;
+    private final long byteSize;
+    private final long mappedBytes;
+    private final boolean owner;
+    private final long address;
+    private MappedByteBuffer buffer;
+    private boolean linked;
+
+    private ShmSegment(Path file, long byteSize, MappedByteBuffer buffer, boolean owner) {
+        this.file = file;
+        this.byteSize = byteSize;
+        this.mappedBytes = buffer.capacity();
+        this.buffer = buffer;
+        this.owner = owner;
+        this.linked = owner;
+        this.address = UNSAFE.getLong(buffer, BUFFER_ADDRESS);
+    }
+
+    /** True when {@code name} names memory in a file (made by {@link #create}). */
+    public static boolean isName(String name) {
+        return name != null && name.startsWith(NAME_PREFIX);
+    }
+
+    /** Creates and maps a zero-filled file of at least {@code bytes} bytes in {@code dir}. */
+    public static ShmSegment create(Path dir, long bytes) {
+        if (bytes < 0 || bytes > MAX_BYTES) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "shared memory: " + bytes + " bytes is more than one "
+                    + "area may have (" + MAX_BYTES + "); lower flexlink.chunkBytes or flexlink.slots");
+        }
+        long size = Math.max(PAGE, (bytes + PAGE - 1) / PAGE * PAGE);
+        if (!Files.isDirectory(dir)) {
+            throw new FlexLinkException(Result.SYSTEM_ERROR, "shared memory: directory " + dir
+                    + " does not exist (set flexlink.shm.dir / FLEXLINK_SHM_DIR to a tmpfs directory)");
+        }
+        long usable = usableSpace(dir);
+        if (usable >= 0 && usable < size) {
+            throw tooSmall(dir, size, usable, null);
+        }
+        byte[] id = new byte[8];
+        RANDOM.nextBytes(id);
+        Path file = dir.resolve(FILE_PREFIX + ShmSweep.uid() + "-" + ProcessHandle.current().pid() + "-"
+                + HexFormat.of().formatHex(id));
+        boolean created = false;
+        try (FileChannel ch = FileChannel.open(file, EnumSet.of(StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.READ, StandardOpenOption.WRITE),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+            created = true;
+            // writing (not just sizing) makes tmpfs allocate every page now, so ENOSPC is an IOException here
+            for (long pos = 0; pos < size; ) {
+                ByteBuffer z = ZEROS.duplicate();
+                z.limit((int) Math.min(z.capacity(), size - pos));
+                pos += ch.write(z, pos);
+            }
+            return new ShmSegment(file, bytes, ch.map(FileChannel.MapMode.READ_WRITE, 0, size), true);
+        } catch (IOException | UnsupportedOperationException e) {
+            if (created) {
+                deleteQuietly(file);
+            }
+            if (e instanceof FileAlreadyExistsException) {
+                throw new FlexLinkException(Result.SYSTEM_ERROR, "shared memory: " + file + " already exists", e);
+            }
+            if (String.valueOf(e.getMessage()).contains("No space left")) {
+                throw tooSmall(dir, size, usableSpace(dir), e);
+            }
+            throw new FlexLinkException(Result.SYSTEM_ERROR, "shared memory: cannot create " + file + " ("
+                    + size + " bytes): " + e, e);
+        }
+    }
+
+    /** Maps the file named {@code name} (from {@link #create} in another process); it must hold {@code bytes}. */
+    public static ShmSegment open(String name, long bytes) {
+        if (!isName(name)) {
+            throw new FlexLinkException(Result.INTERNAL_ERROR, "shared memory: '" + name + "' is not a file name");
+        }
+        Path file = Path.of(name.substring(NAME_PREFIX.length()));
+        if (file.getFileName() == null || !file.getFileName().toString().startsWith(FILE_PREFIX)) {
+            throw new FlexLinkException(Result.INTERNAL_ERROR, "shared memory: '" + name + "' is not a FlexLink file");
+        }
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            long size = ch.size();
+            if (size < bytes) {
+                throw new FlexLinkException(Result.INTERNAL_ERROR,
+                        "shared memory " + file + " has " + size + " bytes, expected " + bytes);
+            }
+            return new ShmSegment(file, bytes, ch.map(FileChannel.MapMode.READ_WRITE, 0, size), false);
+        } catch (NoSuchFileException e) {
+            throw new FlexLinkException(Result.SYSTEM_ERROR, "shared memory " + file + " does not exist here: every "
+                    + "rank must run on the same machine and see the same " + file.getParent()
+                    + " (containers: share the IPC namespace or mount the same tmpfs)", e);
+        } catch (IOException e) {
+            throw new FlexLinkException(Result.SYSTEM_ERROR, "shared memory: cannot map " + file + ": " + e, e);
+        }
+    }
+
+    private static FlexLinkException tooSmall(Path dir, long size, long usable, Throwable cause) {
+        return new FlexLinkException(Result.SYSTEM_ERROR, "shared memory: " + dir + " has " + usable
+                + " bytes free but a staging area needs " + size + ": enlarge it (docker --shm-size, or mount "
+                + "a larger tmpfs and set FLEXLINK_SHM_DIR), or lower flexlink.chunkBytes or flexlink.slots", cause);
+    }
+
+    private static long usableSpace(Path dir) {
+        try {
+            return Files.getFileStore(dir).getUsableSpace();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    /** {@code shm:} and the file's path: what peers pass to {@link #open}. */
+    public String name() {
+        return NAME_PREFIX + file;
+    }
+
+    /** The file. */
+    public Path file() {
+        return file;
+    }
+
+    /** The address of the mapping in this process (page-aligned). */
+    public long address() {
+        return address;
+    }
+
+    /** Bytes asked for. */
+    public long byteSize() {
+        return byteSize;
+    }
+
+    /** Bytes mapped: {@link #byteSize()} rounded up to whole pages. */
+    public long mappedBytes() {
+        return mappedBytes;
+    }
+
+    /** Removes the file's name (creator only; idempotent); mappings stay valid. */
+    public synchronized void unlink() {
+        if (linked) {
+            linked = false;
+            deleteQuietly(file);
+        }
+    }
+
+    /** Unmaps (the address is invalid afterwards) and, for the creator, removes the name if still there. */
+    @Override
+    public synchronized void close() {
+        unlink();
+        if (buffer != null) {
+            MappedByteBuffer b = buffer;
+            buffer = null;
+            UNSAFE.invokeCleaner(b);
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            // the sweep of a later run removes it
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ShmSegment[" + file + ", " + byteSize + " B" + (linked ? "" : ", unlinked") + "]";
+    }
+
+    private static Unsafe unsafe() {
+        try {
+            Field f = Unsafe.class.getDeclaredField("theUnsafe");
+            f.setAccessible(true);
+            return (Unsafe) f.get(null);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static long addressOffset() {
+        try {
+            return UNSAFE.objectFieldOffset(java.nio.Buffer.class.getDeclaredField("address"));
+        } catch (NoSuchFieldException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package io.flexlink.runtime.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import java.lang.reflect.Field;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import sun.misc.Unsafe;
+
+/** Files in a tmpfs shared by processes: created exclusively and private, zeroed, unlinked early, swept. */
+class ShmSegmentTest {
+    private static final Unsafe U = unsafe();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void peersSeeTheSameBytesAndTheNameCanGoEarly() throws Exception {
+        try (ShmSegment a = ShmSegment.create(dir, 10_000)) {
+            assertTrue(ShmSegment.isName(a.name()));
+            assertEquals(12_288, a.mappedBytes(), "whole pages");
+            assertEquals(0, a.address() % 4096);
+            Path file = a.file();
+            String fileName = file.getFileName().toString();
+            assertTrue(fileName.startsWith("flexlink-" + ShmSweep.uid() + "-" + ProcessHandle.current().pid() + "-"),
+                    fileName);
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+            for (long i = 0; i < a.mappedBytes(); i += 8) {
+                assertEquals(0, U.getLong(a.address() + i), "zero-filled");
+            }
+            try (ShmSegment b = ShmSegment.open(a.name(), 10_000)) {
+                U.putIntVolatile(null, a.address() + 64, 42);
+                assertEquals(42, U.getIntVolatile(null, b.address() + 64));
+                a.unlink();
+                assertFalse(Files.exists(file), "unlinked once every rank mapped it");
+                U.putIntVolatile(null, b.address() + 128, 7);
+                assertEquals(7, U.getIntVolatile(null, a.address() + 128), "mappings outlive the name");
+            }
+            FlexLinkException gone = assertThrows(FlexLinkException.class, () -> ShmSegment.open(a.name(), 10_000));
+            assertTrue(gone.getMessage().contains("same machine"), gone.getMessage());
+        }
+        try (Stream<Path> left = Files.list(dir)) {
+            assertEquals(0, left.count());
+        }
+    }
+
+    @Test
+    void theCreatorRemovesTheFileWhenItClosesFirst() throws Exception {
+        ShmSegment a = ShmSegment.create(dir, 4096);
+        assertTrue(Files.exists(a.file()));
+        a.close();
+        assertFalse(Files.exists(a.file()));
+    }
+
+    @Test
+    void tooLittleSpaceFailsAtCreationWithAClearError() throws Exception {
+        long free = Files.getFileStore(dir).getUsableSpace();
+        // only where the file system is small enough to ask for more than it has without risk
+        org.junit.jupiter.api.Assumptions.assumeTrue(free < (1L << 30), "file system too large to fill");
+        FlexLinkException e = assertThrows(FlexLinkException.class, () -> ShmSegment.create(dir, free + (64 << 20)));
+        assertEquals(Result.SYSTEM_ERROR, e.result());
+        assertTrue(e.getMessage().contains("bytes free"), e.getMessage());
+        try (Stream<Path> left = Files.list(dir)) {
+            assertEquals(0, left.count(), "nothing left behind");
+        }
+    }
+
+    @Test
+    void moreThanOneMappingCanHoldIsRefused() {
+        FlexLinkException tooBig = assertThrows(FlexLinkException.class, () -> ShmSegment.create(dir, 1L << 32));
+        assertEquals(Result.INVALID_ARGUMENT, tooBig.result());
+        assertTrue(tooBig.getMessage().contains("flexlink.chunkBytes"), tooBig.getMessage());
+    }
+
+    @Test
+    void theSweepRemovesFilesOfDeadProcessesOnly() throws Exception {
+        long dead = deadPid();
+        Path stale = Files.createFile(dir.resolve("flexlink-" + ShmSweep.uid() + "-" + dead + "-00ff"));
+        Path live = Files.createFile(dir.resolve("flexlink-" + ShmSweep.uid() + "-" + ProcessHandle.current().pid()
+                + "-00ff"));
+        Path otherUser = Files.createFile(dir.resolve("flexlink-999999-" + dead + "-00ff"));
+        Path foreign = Files.createFile(dir.resolve("something-else"));
+        assertEquals(1, ShmSweep.sweep(dir));
+        assertFalse(Files.exists(stale));
+        assertTrue(Files.exists(live));
+        assertTrue(Files.exists(otherUser), "another user's files are theirs");
+        assertTrue(Files.exists(foreign));
+        assertEquals(-1, ShmSweep.pidOf("flexlink-1000-x-1", "flexlink-1000-".length()));
+    }
+
+    /** A pid no process has: one of a child that has exited. */
+    private static long deadPid() throws Exception {
+        Process p = new ProcessBuilder("true").start();
+        p.waitFor();
+        return p.pid();
+    }
+
+    private static Unsafe unsafe() {
+        try {
+            Field f = Unsafe.class.getDeclaredField("theUnsafe");
+            f.setAccessible(true);
+            return (Unsafe) f.get(null);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
