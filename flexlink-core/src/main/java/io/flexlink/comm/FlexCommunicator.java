@@ -73,6 +73,7 @@ public final class FlexCommunicator extends CollectiveApi {
         this.planner = new SplitPlanner(primary != null, minSplitBytes);
         this.fractions = new double[aux.length];
         this.lengths = new long[aux.length + 1];
+        this.pendingLengths = new long[aux.length + 1];
         this.fork = backend.createEvent(device, false);
         this.joins = new RuntimeEvent[aux.length][];
         for (int i = 0; i < aux.length; i++) {
@@ -178,28 +179,8 @@ public final class FlexCommunicator extends CollectiveApi {
             return;
         }
         stream.record(fork);
-        long offset = lengths[0];
-        for (int i = 0; i < aux.length; i++) {
-            long len = lengths[i + 1];
-            if (len == 0) {
-                continue;
-            }
-            RuntimeStream[] ps = aux[i].streams();
-            for (RuntimeStream s : ps) {
-                s.waitEvent(fork);
-            }
-            aux[i].enqueue(call, offset, len);
-            for (int k = 0; k < ps.length; k++) {
-                if (slot >= 0) {
-                    ps[k].record(timer.auxDone(slot, i, k));
-                }
-                if (slot < 0 || group.inGroup()) {
-                    ps[k].record(joins[i][k]); // a deferred join waits on these
-                }
-            }
-            offset += len;
-            counters.add(i + 1, len * type.size());
-        }
+        // NCCL first: the auxiliary paths enqueue many small operations (host time that would delay the
+        // primary launch); they only wait for the fork, so they still start together with it
         if (lengths[0] > 0) {
             primary.enqueue(call, 0, lengths[0]);
             counters.add(0, lengths[0] * type.size());
@@ -211,10 +192,20 @@ public final class FlexCommunicator extends CollectiveApi {
             if (slot >= 0 && lengths[0] > 0) {
                 deferred.pendingSlot = slot;
             }
+            if (deferred.isEmpty()) {
+                // inside a group NCCL launches at the group's end: enqueue the auxiliary paths after that
+                pendingCall.set(c, send, recv, count, type, op, root, stream);
+                System.arraycopy(lengths, 0, pendingLengths, 0, lengths.length);
+                pendingAuxSlot = slot;
+                auxPending = true;
+            } else {
+                enqueueAux(call, lengths, slot, true);
+            }
             deferred.defer(group, stream, lengths);
             finish(c, count, stream, group);
             return;
         }
+        enqueueAux(call, lengths, slot, false);
         for (int i = 0; i < aux.length; i++) {
             if (lengths[i + 1] > 0) {
                 RuntimeStream[] ps = aux[i].streams();
@@ -224,6 +215,32 @@ public final class FlexCommunicator extends CollectiveApi {
             }
         }
         finish(c, count, stream, group);
+    }
+
+    /** Enqueues every auxiliary path's range of {@code c}; they wait for the fork recorded on the caller's stream. */
+    private void enqueueAux(CollectiveCall c, long[] len, int slot, boolean inGroup) {
+        long offset = len[0];
+        for (int i = 0; i < aux.length; i++) {
+            long n = len[i + 1];
+            if (n == 0) {
+                continue;
+            }
+            RuntimeStream[] ps = aux[i].streams();
+            for (RuntimeStream s : ps) {
+                s.waitEvent(fork);
+            }
+            aux[i].enqueue(c, offset, n);
+            for (int k = 0; k < ps.length; k++) {
+                if (slot >= 0) {
+                    ps[k].record(timer.auxDone(slot, i, k));
+                }
+                if (slot < 0 || inGroup) {
+                    ps[k].record(joins[i][k]); // a deferred join waits on these
+                }
+            }
+            offset += n;
+            counters.add(i + 1, n * c.type.size());
+        }
     }
 
     /** After a call's work: its stream is watched for failures, and the watchdog's done event is recorded. */
@@ -241,9 +258,21 @@ public final class FlexCommunicator extends CollectiveApi {
         }
     }
 
+    /** The first split call of the current group, whose auxiliary paths are enqueued at the group's end. */
+    private final CollectiveCall pendingCall = new CollectiveCall();
+    private long[] pendingLengths;
+    private int pendingAuxSlot = -1;
+    private boolean auxPending;
+
     private void joinDeferred() {
         lock.lock();
         try {
+            if (auxPending) {
+                auxPending = false;
+                if (!life.teardown.done()) {
+                    enqueueAux(pendingCall, pendingLengths, pendingAuxSlot, true);
+                }
+            }
             if (!life.teardown.done()) {
                 deferred.join(timer, watch, watch == null ? 0 : life.now());
             }
