@@ -46,6 +46,9 @@ public final class PcieStagedPath implements Path {
     private final RuntimeStream[] streams;
     private final Runnable onAbort;
     private final Scratch scratch;
+    /** Recorded on the send stream once it has read the scratch a Reduce on a non-root rank fills. */
+    private final io.flexlink.runtime.RuntimeEvent scratchRead;
+    private boolean scratchInUse;
     /** Chunk plans of the current call, one per distinct segment length (at most three occur). */
     private final ChunkPlan[] plans = {new ChunkPlan(), new ChunkPlan(), new ChunkPlan(), new ChunkPlan()};
     private int plansUsed;
@@ -66,6 +69,7 @@ public final class PcieStagedPath implements Path {
         this.recvStream = backend.createStream(device, "pcie.recv.r" + rank);
         this.streams = new RuntimeStream[] {sendStream, recvStream};
         this.scratch = new Scratch(backend, device);
+        this.scratchRead = backend.createEvent(device, false);
         LOG.debug("PATH pcie rank {}/{} device {}: staging {}", rank, size, device, staging.layout().describe());
     }
 
@@ -221,6 +225,12 @@ public final class PcieStagedPath implements Path {
         ChunkPlan mine = plan(segmentEnd(call, length, rank) - segmentStart(call, length, rank), type);
         long own = input(call, offset, length, rank, sz);
         long out = ownOutput(call, offset, length, sz);
+        boolean usesScratch = call.collective == Collective.REDUCE && rank != call.root;
+        if (usesScratch && scratchInUse) {
+            // the previous Reduce's send stream may still be reading the scratch this one overwrites, and the
+            // caller's stream need not have joined it (another caller stream may have issued this call)
+            recvStream.waitEvent(scratchRead);
+        }
         boolean distribute = n > 1 && call.collective != Collective.REDUCE_SCATTER;
         boolean toRoot = call.collective == Collective.REDUCE;
         int localBase = staging.localSignals();
@@ -254,6 +264,10 @@ public final class PcieStagedPath implements Path {
             for (long c = 0; c < nChunks; c++) {
                 staging.waitLocal(sendStream, localBase + (int) c + 1);
                 staging.send(sendStream, c, out + mine.start(c) * sz, mine.length(c) * sz, consumers);
+            }
+            if (usesScratch) {
+                sendStream.record(scratchRead);
+                scratchInUse = true;
             }
         }
         if (!toRoot || rank == call.root) {
@@ -309,6 +323,7 @@ public final class PcieStagedPath implements Path {
         sendStream.close();
         recvStream.close();
         scratch.close();
+        scratchRead.close();
         staging.close();
     }
 }
