@@ -199,7 +199,11 @@ public final class Balancer implements ShareProvider {
             history.remove(0);
         }
         history.add(sb.toString());
-        LOG.debug("BALANCE {}", sb);
+        if (t.stage() == BucketTuner.Stage.PROBE || t.stage() == BucketTuner.Stage.COARSE) {
+            LOG.info("BALANCE tuning {}", sb); // bounded by flexlink.tuning.budget per channel
+        } else {
+            LOG.debug("BALANCE {}", sb);
+        }
     }
 
     private String describe(double[] s) {

@@ -219,7 +219,7 @@ public final class CudaStream implements RuntimeStream {
     }
 
     /** Polls with cudaStreamQuery at most this often: every collective asks (FlexLink's error check). */
-    static final long QUERY_INTERVAL_NANOS = 50_000;
+    static final long QUERY_INTERVAL_NANOS = 1_000_000;
     private volatile long queriedAt = System.nanoTime() - QUERY_INTERVAL_NANOS;
 
     /**

@@ -141,10 +141,15 @@ class NvshmemGpuTest {
                 stream.synchronize();
                 ByteBuffer got = ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder());
                 backend.download(got, sym.address() + 256);
+                long wrong = 0;
+                long first = -1;
                 for (long i = 0; i < count; i++) {
-                    assertEquals(DataPattern.value(DataType.FLOAT32, ReduceOp.SUM, 1234, 0, i),
-                            DataPattern.get(got, DataType.FLOAT32, i), "element " + i);
+                    if (DataPattern.value(DataType.FLOAT32, ReduceOp.SUM, 1234, 0, i) != DataPattern.get(got, DataType.FLOAT32, i)) {
+                        wrong++;
+                        first = first < 0 ? i : first;
+                    }
                 }
+                assertEquals(0, wrong, "round " + round + ": " + wrong + " of " + count + " elements wrong, first at " + first);
                 ByteBuffer sig = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
                 backend.download(sig, signal);
                 assertEquals(expected, sig.getLong(0), "signal after put " + round);
