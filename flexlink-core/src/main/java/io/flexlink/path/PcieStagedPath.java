@@ -46,13 +46,10 @@ public final class PcieStagedPath implements Path {
     private final RuntimeStream[] streams;
     private final Runnable onAbort;
     private final Scratch scratch;
+    private final SliceGeometry geometry;
     /** Recorded on the send stream once it has read the scratch a Reduce on a non-root rank fills. */
     private final io.flexlink.runtime.RuntimeEvent scratchRead;
     private boolean scratchInUse;
-    /** Chunk plans of the current call, one per distinct segment length (at most three occur). */
-    private final ChunkPlan[] plans = {new ChunkPlan(), new ChunkPlan(), new ChunkPlan(), new ChunkPlan()};
-    private int plansUsed;
-    private long[] planLengths = new long[4];
     private volatile boolean closed;
 
     /**
@@ -69,6 +66,7 @@ public final class PcieStagedPath implements Path {
         this.recvStream = backend.createStream(device, "pcie.recv.r" + rank);
         this.streams = new RuntimeStream[] {sendStream, recvStream};
         this.scratch = new Scratch(backend, device);
+        this.geometry = new SliceGeometry(size);
         this.scratchRead = backend.createEvent(device, false);
         LOG.debug("PATH pcie rank {}/{} device {}: staging {}", rank, size, device, staging.layout().describe());
     }
@@ -86,7 +84,7 @@ public final class PcieStagedPath implements Path {
     @Override
     public void enqueue(CollectiveCall call, long offset, long length) {
         int sz = call.type.size();
-        plansUsed = 0;
+        geometry.begin();
         switch (call.collective) {
             case ALL_GATHER:
                 gather(call, allRanks(), offset, length, sz);
@@ -110,25 +108,10 @@ public final class PcieStagedPath implements Path {
 
     /** The chunk plan of a range of {@code length} elements in this call. */
     private ChunkPlan plan(long length, DataType type) {
-        for (int i = 0; i < plansUsed; i++) {
-            if (planLengths[i] == length) {
-                return plans[i];
-            }
-        }
-        int i = plansUsed < plans.length ? plansUsed++ : plans.length - 1;
-        planLengths[i] = length;
-        long align = Math.max(1, 256 / type.size());
-        return plans[i].plan(length, staging.chunkElements(type), align, ChunkPlan.MIN_CHUNK_BYTES / type.size());
+        return geometry.plan(length, type, staging.chunkElements(type));
     }
 
     // ---- AllGather and Broadcast: producers send once, consumers read ----
-
-    /** Destination of producer {@code p}'s slice element 0 on this rank. */
-    private static long gatherDst(CollectiveCall call, int p, long offset, int sz) {
-        return call.collective == Collective.ALL_GATHER
-                ? call.recv + ((long) p * call.count + offset) * sz
-                : call.recv + offset * sz;
-    }
 
     private void gather(CollectiveCall call, long producers, long offset, long length, int sz) {
         ChunkPlan chunks = plan(length, call.type);
@@ -140,7 +123,7 @@ public final class PcieStagedPath implements Path {
             for (long c = 0; c < nChunks; c++) {
                 staging.send(sendStream, c, src + chunks.start(c) * sz, chunks.length(c) * sz, consumers);
             }
-            long own = gatherDst(call, rank, offset, sz);
+            long own = SliceGeometry.gatherDst(call, rank, offset, sz);
             if (own != src) {
                 recvStream.copy(own, src, length * sz);
             }
@@ -151,7 +134,7 @@ public final class PcieStagedPath implements Path {
             for (int t = 0; t < size - 1; t++) {
                 int p = Math.floorMod(rank - 1 - t, size);
                 if ((producers & (1L << p)) != 0) {
-                    staging.receiveCopy(recvStream, p, c, gatherDst(call, p, offset, sz) + cs * sz, cl * sz);
+                    staging.receiveCopy(recvStream, p, c, SliceGeometry.gatherDst(call, p, offset, sz) + cs * sz, cl * sz);
                 }
             }
         }
@@ -164,42 +147,15 @@ public final class PcieStagedPath implements Path {
 
     // ---- ReduceScatter, AllReduce, Reduce: owners reduce their segment ----
 
-    /** First element of owner {@code j}'s segment, relative to the path's range. */
-    private long segmentStart(CollectiveCall call, long length, int j) {
-        return call.collective == Collective.REDUCE_SCATTER ? 0 : Math.min(length, j * segmentLength(call, length));
-    }
-
-    private long segmentLength(CollectiveCall call, long length) {
-        if (call.collective == Collective.REDUCE_SCATTER) {
-            return length;
-        }
-        long align = Math.max(1, 256 / call.type.size());
-        long per = (length + size - 1) / size;
-        return (per + align - 1) / align * align;
-    }
-
-    private long segmentEnd(CollectiveCall call, long length, int j) {
-        return call.collective == Collective.REDUCE_SCATTER ? length
-                : Math.min(length, (j + 1) * segmentLength(call, length));
-    }
-
-    /** Address of this rank's input for owner {@code j}'s segment. */
-    private long input(CollectiveCall call, long offset, long length, int j, int sz) {
-        if (call.collective == Collective.REDUCE_SCATTER) {
-            return call.send + ((long) j * call.count + offset) * sz;
-        }
-        return call.send + (offset + segmentStart(call, length, j)) * sz;
-    }
-
     /** Where owner {@code j} (this rank) accumulates its segment. */
     private long ownOutput(CollectiveCall call, long offset, long length, int sz) {
         if (call.collective == Collective.REDUCE_SCATTER) {
             return call.recv + offset * sz;
         }
         if (call.collective == Collective.REDUCE && rank != call.root) {
-            return scratch.ensure(segmentLength(call, length) * sz);
+            return scratch.ensure(geometry.segmentLength(call, length) * sz);
         }
-        return call.recv + (offset + segmentStart(call, length, rank)) * sz;
+        return call.recv + (offset + geometry.segmentStart(call, length, rank)) * sz;
     }
 
     private void scatterReduce(CollectiveCall call, long offset, long length, int sz) {
@@ -208,22 +164,22 @@ public final class PcieStagedPath implements Path {
         int n = size;
         long nChunks = 0;
         for (int j = 0; j < n; j++) {
-            nChunks = Math.max(nChunks, plan(segmentEnd(call, length, j) - segmentStart(call, length, j), type).count());
+            nChunks = Math.max(nChunks, plan(geometry.segmentEnd(call, length, j) - geometry.segmentStart(call, length, j), type).count());
         }
         long rsItems = nChunks * (n - 1);
         // producer side: my contribution to every other owner's segment
         for (long c = 0; c < nChunks; c++) {
             for (int t = 0; t < n - 1; t++) {
                 int j = (rank + 1 + t) % n;
-                ChunkPlan seg = plan(segmentEnd(call, length, j) - segmentStart(call, length, j), type);
+                ChunkPlan seg = plan(geometry.segmentEnd(call, length, j) - geometry.segmentStart(call, length, j), type);
                 long cs = seg.start(c);
                 long cl = seg.length(c);
-                staging.send(sendStream, c * (n - 1) + t, input(call, offset, length, j, sz) + cs * sz, cl * sz, 1L << j);
+                staging.send(sendStream, c * (n - 1) + t, geometry.input(call, offset, length, j, sz) + cs * sz, cl * sz, 1L << j);
             }
         }
         // consumer side: reduce my segment, contributions in the order rank-1, rank-2, ...
-        ChunkPlan mine = plan(segmentEnd(call, length, rank) - segmentStart(call, length, rank), type);
-        long own = input(call, offset, length, rank, sz);
+        ChunkPlan mine = plan(geometry.segmentEnd(call, length, rank) - geometry.segmentStart(call, length, rank), type);
+        long own = geometry.input(call, offset, length, rank, sz);
         long out = ownOutput(call, offset, length, sz);
         boolean usesScratch = call.collective == Collective.REDUCE && rank != call.root;
         if (usesScratch && scratchInUse) {
@@ -277,8 +233,8 @@ public final class PcieStagedPath implements Path {
                     if (toRoot && p == call.root) {
                         continue;
                     }
-                    long pStart = segmentStart(call, length, p);
-                    ChunkPlan seg = plan(segmentEnd(call, length, p) - pStart, type);
+                    long pStart = geometry.segmentStart(call, length, p);
+                    ChunkPlan seg = plan(geometry.segmentEnd(call, length, p) - pStart, type);
                     long cs = seg.start(c);
                     long cl = seg.length(c);
                     staging.receiveCopy(recvStream, p, c, call.recv + (offset + pStart + cs) * sz, cl * sz);

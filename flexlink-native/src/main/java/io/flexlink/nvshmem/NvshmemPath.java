@@ -5,6 +5,7 @@ import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import io.flexlink.path.CollectiveCall;
 import io.flexlink.path.Path;
+import io.flexlink.path.SliceGeometry;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeEvent;
@@ -50,6 +51,7 @@ public final class NvshmemPath implements Path {
     private final NvshmemChannels channels;
     private final int rank;
     private final int size;
+    private final SliceGeometry geometry;
     private final int device;
     private final boolean loopback;
     private final RuntimeStream sendStream;
@@ -58,9 +60,6 @@ public final class NvshmemPath implements Path {
     private final PinnedMemory reduced;
     private final Scratch scratch;
     private final RuntimeEvent scratchFree;
-    private final ChunkPlan[] plans = {new ChunkPlan(), new ChunkPlan(), new ChunkPlan(), new ChunkPlan()};
-    private final long[] planLengths = new long[4];
-    private int plansUsed;
     private int reducedSeq;
     private boolean closed;
 
@@ -77,6 +76,7 @@ public final class NvshmemPath implements Path {
         this.channels = channels;
         this.rank = rank;
         this.size = size;
+        this.geometry = new SliceGeometry(size);
         this.device = device;
         this.loopback = size == 1;
         this.sendStream = backend.createStream(device, "nvshmem.send.r" + rank);
@@ -119,7 +119,7 @@ public final class NvshmemPath implements Path {
     public void enqueue(CollectiveCall call, long offset, long length) {
         synchronized (lock) {
             ops.useDevice(device);
-            plansUsed = 0;
+            geometry.begin();
             int sz = call.type.size();
             switch (call.collective) {
                 case ALL_GATHER:
@@ -159,30 +159,17 @@ public final class NvshmemPath implements Path {
     }
 
     private ChunkPlan plan(long length, DataType type) {
-        for (int i = 0; i < plansUsed; i++) {
-            if (planLengths[i] == length) {
-                return plans[i];
-            }
-        }
-        int i = plansUsed < plans.length ? plansUsed++ : plans.length - 1;
-        planLengths[i] = length;
-        long align = Math.max(1, 256 / type.size());
-        return plans[i].plan(length, channels.chunkElements(type), align, ChunkPlan.MIN_CHUNK_BYTES / type.size());
+        return geometry.plan(length, type, channels.chunkElements(type));
     }
 
     // ---- AllGather and Broadcast ----
-
-    private static long gatherDst(CollectiveCall call, int p, long offset, int sz) {
-        return call.collective == Collective.ALL_GATHER ? call.recv + ((long) p * call.count + offset) * sz
-                : call.recv + offset * sz;
-    }
 
     private void gather(CollectiveCall call, long producers, long offset, long length, int sz) {
         ChunkPlan chunks = plan(length, call.type);
         int nChunks = chunks.count();
         long src = call.send + offset * sz;
         boolean producing = (producers & (1L << rank)) != 0;
-        long own = gatherDst(call, rank, offset, sz);
+        long own = SliceGeometry.gatherDst(call, rank, offset, sz);
         if (producing && !loopback && own != src) {
             recvStream.copy(own, src, length * sz);
         }
@@ -199,7 +186,7 @@ public final class NvshmemPath implements Path {
                 int p = producer(t);
                 if ((producers & (1L << p)) != 0) {
                     long slot = channels.receive(recvStream, p);
-                    recvStream.copy(gatherDst(call, p, offset, sz) + cs * sz, slot, bytes);
+                    recvStream.copy(SliceGeometry.gatherDst(call, p, offset, sz) + cs * sz, slot, bytes);
                     channels.release(recvStream, p);
                 }
             }
@@ -208,32 +195,11 @@ public final class NvshmemPath implements Path {
 
     // ---- ReduceScatter, AllReduce, Reduce ----
 
-    private long segmentLength(CollectiveCall call, long length) {
-        if (call.collective == Collective.REDUCE_SCATTER) {
-            return length;
-        }
-        long align = Math.max(1, 256 / call.type.size());
-        long per = (length + size - 1) / size;
-        return (per + align - 1) / align * align;
-    }
-
-    private long segmentStart(CollectiveCall call, long length, int j) {
-        return call.collective == Collective.REDUCE_SCATTER ? 0 : Math.min(length, j * segmentLength(call, length));
-    }
-
     private ChunkPlan segment(CollectiveCall call, long length, int j) {
-        long start = segmentStart(call, length, j);
+        long start = geometry.segmentStart(call, length, j);
         long end = call.collective == Collective.REDUCE_SCATTER ? length
-                : Math.min(length, (j + 1) * segmentLength(call, length));
+                : Math.min(length, (j + 1) * geometry.segmentLength(call, length));
         return plan(end - start, call.type);
-    }
-
-    /** This rank's input for owner {@code j}'s segment. */
-    private long input(CollectiveCall call, long offset, long length, int j, int sz) {
-        if (call.collective == Collective.REDUCE_SCATTER) {
-            return call.send + ((long) j * call.count + offset) * sz;
-        }
-        return call.send + (offset + segmentStart(call, length, j)) * sz;
     }
 
     /** Where this rank, as owner, accumulates its segment. */
@@ -242,9 +208,9 @@ public final class NvshmemPath implements Path {
             return call.recv + offset * sz;
         }
         if (call.collective == Collective.REDUCE && rank != call.root) {
-            return scratch.ensure(segmentLength(call, length) * sz);
+            return scratch.ensure(geometry.segmentLength(call, length) * sz);
         }
-        return call.recv + (offset + segmentStart(call, length, rank)) * sz;
+        return call.recv + (offset + geometry.segmentStart(call, length, rank)) * sz;
     }
 
     private void scatterReduce(CollectiveCall call, long offset, long length, int sz) {
@@ -260,7 +226,7 @@ public final class NvshmemPath implements Path {
             nChunks = Math.max(nChunks, segment(call, length, j).count());
         }
         ChunkPlan mine = segment(call, length, rank);
-        long in = input(call, offset, length, rank, sz);
+        long in = geometry.input(call, offset, length, rank, sz);
         long out = ownOutput(call, offset, length, sz);
         boolean distribute = size > 1 && call.collective != Collective.REDUCE_SCATTER;
         boolean sending = distribute && (!toRoot || rank != call.root);
@@ -272,7 +238,7 @@ public final class NvshmemPath implements Path {
                 ChunkPlan seg = segment(call, length, j);
                 long bytes = seg.length(c) * sz;
                 if (bytes > 0) {
-                    long staged = channels.stage(sendStream, input(call, offset, length, j, sz) + seg.start(c) * sz,
+                    long staged = channels.stage(sendStream, geometry.input(call, offset, length, j, sz) + seg.start(c) * sz,
                             bytes);
                     channels.put(sendStream, j, staged, bytes);
                 }
@@ -329,7 +295,7 @@ public final class NvshmemPath implements Path {
             long bytes = seg.length(c) * sz;
             if (bytes > 0) {
                 long slot = channels.receive(recvStream, p);
-                recvStream.copy(call.recv + (offset + segmentStart(call, length, p) + seg.start(c)) * sz, slot, bytes);
+                recvStream.copy(call.recv + (offset + geometry.segmentStart(call, length, p) + seg.start(c)) * sz, slot, bytes);
                 channels.release(recvStream, p);
             }
         }
