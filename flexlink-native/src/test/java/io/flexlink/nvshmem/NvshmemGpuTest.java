@@ -115,24 +115,25 @@ class NvshmemGpuTest {
         long bytes = 3 << 20;
         SymmetricBuffer sym;
         synchronized (session) {
-            sym = session.allocate(256 + bytes);
+            // the source is symmetric too, as in NvshmemPath (remote transports cannot read unregistered memory)
+            sym = session.allocate(256 + 2 * bytes);
         }
         assertNotNull(sym);
-        DeviceMemory src = backend.allocate(0, bytes);
+        long src = sym.address() + 256 + bytes;
         CudaStream stream = (CudaStream) backend.createStream(0, "nvshmem.test");
         try {
             long count = bytes / 4;
             ByteBuffer data = ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder());
             DataPattern.fill(data, DataType.FLOAT32, ReduceOp.SUM, 1234, 0, 0, count);
-            data.flip();
-            backend.upload(src.address(), data);
+            // fill writes through a duplicate: data still has position 0 and limit = capacity
+            backend.upload(src, data);
             backend.fill(sym.address(), 256 + bytes, (byte) 0);
             long signal = sym.address();
             // rounds 1 and 2 add 1 to the signal (NVSHMEM_SIGNAL_ADD), round 3 sets it to 7 (NVSHMEM_SIGNAL_SET)
             for (int round = 1; round <= 3; round++) {
                 long expected = round < 3 ? round : 7;
                 backend.fill(sym.address() + 256, bytes, (byte) 0);
-                NvshmemNative.flexlink_nvshmem_putmem_signal_on_stream(sym.address() + 256, src.address(), bytes,
+                NvshmemNative.flexlink_nvshmem_putmem_signal_on_stream(sym.address() + 256, src, bytes,
                         signal, round < 3 ? 1 : 7, round < 3 ? NvshmemLibrary.signalAdd() : NvshmemLibrary.signalSet(),
                         0, stream.address());
                 NvshmemNative.flexlink_nvshmem_signal_wait_until_on_stream(signal, NvshmemLibrary.cmpGe(), expected,
@@ -156,7 +157,6 @@ class NvshmemGpuTest {
             }
         } finally {
             stream.close();
-            src.close();
             sym.close();
         }
     }
