@@ -18,6 +18,7 @@ import io.flexlink.path.PathProvider;
 import io.flexlink.path.PcieStagedPath;
 import io.flexlink.path.PrimaryPath;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.MemoryPlacement;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.PrimaryTransport;
@@ -181,7 +182,14 @@ public final class CommunicatorFactory {
 
     /** Memory of {@code purpose} that rank 0 creates and every rank maps. */
     private static PinnedMemory shared(Backend backend, RankExchange exchange, int rank, String purpose, long bytes) {
-        PinnedMemory mine = rank == 0 ? backend.createShared(bytes, purpose, exchange.crossProcess()) : null;
+        return shared(backend, exchange, rank, purpose, bytes, null);
+    }
+
+    private static PinnedMemory shared(Backend backend, RankExchange exchange, int rank, String purpose, long bytes,
+                                       MemoryPlacement placement) {
+        PinnedMemory mine = rank == 0 ? (placement == null
+                ? backend.createShared(bytes, purpose, exchange.crossProcess())
+                : backend.createShared(bytes, purpose, exchange.crossProcess(), placement)) : null;
         PinnedMemory mem = mine;
         try {
             byte[] name = fromRankZero(exchange, rank, mine == null ? new byte[0]
@@ -267,7 +275,18 @@ public final class CommunicatorFactory {
     private static Path pcie(Backend backend, FlexLinkConfig config, RankExchange exchange, int rank, int n,
                              int device) {
         StagingLayout layout = new StagingLayout(n, config.slots(), config.chunkBytes());
-        Staging staging = new Staging(layout, shared(backend, exchange, rank, "pcie", layout.totalBytes()), rank);
+        // each producer's slots near its own GPU (NUMA), the counters near rank 0's
+        byte[][] devs = exchange.allGather(ByteBuffer.allocate(4).putInt(device).array());
+        long[] starts = new long[n + 1];
+        int[] near = new int[n + 1];
+        near[0] = ByteBuffer.wrap(devs[0]).getInt();
+        for (int p = 0; p < n; p++) {
+            starts[p + 1] = layout.slotOffset(p, 0);
+            near[p + 1] = ByteBuffer.wrap(devs[p]).getInt();
+        }
+        MemoryPlacement placement = new MemoryPlacement(starts, near);
+        Staging staging = new Staging(layout, shared(backend, exchange, rank, "pcie", layout.totalBytes(), placement),
+                rank);
         return new PcieStagedPath(backend, staging, rank, n, device, staging::releaseAll);
     }
 

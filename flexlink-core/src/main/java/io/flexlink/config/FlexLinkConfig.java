@@ -133,6 +133,13 @@ public final class FlexLinkConfig {
                     + "unavailable and the other paths carry every collective.",
             s -> s.trim());
 
+    /** NUMA placement of pinned staging memory. */
+    public static final Setting<String> NUMA = define("flexlink.numa", "auto",
+            "CUDA backend: put each producer's staging slots on the NUMA node of its GPU (bound before the "
+                    + "memory is pinned). `auto` where the host has several NUMA nodes, `off`, or `force` (also on "
+                    + "one node: tests the placed allocation path).",
+            s -> oneOf("flexlink.numa", s, "auto", "off", "force"));
+
     private final Map<Setting<?>, String> overrides;
     private final Function<String, String> env;
     private final Map<Setting<?>, Object> cache = new HashMap<>();
@@ -236,6 +243,10 @@ public final class FlexLinkConfig {
     /** The watchdog's limit per collective; zero when the watchdog is off. */
     public Duration timeout() {
         return get(TIMEOUT);
+    }
+
+    public String numa() {
+        return get(NUMA);
     }
 
     public String emulate() {

@@ -55,6 +55,14 @@ public interface Backend extends AutoCloseable {
         return createShared(bytes, purpose);
     }
 
+    /**
+     * Like {@link #createShared(long, String, boolean)}, with each region's pages placed on the NUMA node of
+     * the device it serves where the host has several (CUDA backend); others ignore the placement.
+     */
+    default PinnedMemory createShared(long bytes, String purpose, boolean crossProcess, MemoryPlacement placement) {
+        return createShared(bytes, purpose, crossProcess);
+    }
+
     /** Opens memory that another rank created with {@link #createShared}. */
     PinnedMemory openShared(String name, long bytes);
 

@@ -160,6 +160,16 @@ public final class CudaBackend implements Backend {
     }
 
     @Override
+    public PinnedMemory createShared(long bytes, String purpose, boolean crossProcess,
+                                     io.flexlink.runtime.MemoryPlacement placement) {
+        String mode = config.numa();
+        if (!NumaPlacement.wanted(mode, NumaPlacement.hostNodes(NumaPlacement.NODES))) {
+            return createShared(bytes, purpose, crossProcess);
+        }
+        return host.createPlaced(bytes, config.shmDir(), placement, topology(), mode.equals("force"));
+    }
+
+    @Override
     public PinnedMemory openShared(String name, long bytes) {
         return ShmSegment.isName(name) ? host.openCrossProcess(name, bytes) : host.openShared(name, bytes);
     }

@@ -80,6 +80,20 @@ final class PinnedAllocator {
         return register(ShmSegment.create(dir, bytes));
     }
 
+    /**
+     * Staging bound to NUMA nodes: a {@code /dev/shm} mapping whose regions are bound to their GPUs' nodes
+     * (moving the zeroed pages) before {@code cudaHostRegister} pins them; pinned pages could not move.
+     * Other ranks, in this process or another, map the file by its name (the policy belongs to the file's
+     * pages, so every mapping sees them where they were bound).
+     */
+    CudaPinnedMemory createPlaced(long bytes, Path dir, io.flexlink.runtime.MemoryPlacement placement,
+                                  io.flexlink.topo.Topology topology, boolean force) {
+        ShmSegment seg = ShmSegment.create(dir, bytes);
+        int bound = NumaPlacement.bind(seg.address(), seg.mappedBytes(), placement, topology, force);
+        CudaBackend.LOG.debug("INIT numa: staging of {} B, {} of {} regions bound", bytes, bound, placement.regions());
+        return register(seg);
+    }
+
     /** Maps and pins the file another process made with {@link #createCrossProcess}. */
     CudaPinnedMemory openCrossProcess(String name, long bytes) {
         return register(ShmSegment.open(name, bytes));

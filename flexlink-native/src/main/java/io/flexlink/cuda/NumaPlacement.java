@@ -1,0 +1,73 @@
+package io.flexlink.cuda;
+
+import io.flexlink.runtime.MemoryPlacement;
+import io.flexlink.topo.GpuInfo;
+import io.flexlink.topo.Topology;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decides where pinned staging memory goes ({@code flexlink.numa}) and binds it. A region serving a GPU is
+ * bound to that GPU's NUMA node, before the memory is pinned, so that its copies never cross the
+ * socket interconnect. Only worth it where the host has several nodes; {@code force} binds even on one
+ * node (to node 0 where the node is unknown), which exercises the same allocation path.
+ */
+final class NumaPlacement {
+    private static final Logger LOG = LoggerFactory.getLogger(NumaPlacement.class);
+    static final Path NODES = Path.of("/sys/devices/system/node");
+
+    private NumaPlacement() {
+    }
+
+    /** NUMA nodes of this host with memory ({@code nodeN} entries), at least 1. */
+    static int hostNodes(Path nodes) {
+        try (Stream<Path> s = Files.list(nodes)) {
+            return (int) Math.max(1, s.filter(p -> p.getFileName().toString().matches("node[0-9]+")).count());
+        } catch (IOException | RuntimeException e) {
+            return 1;
+        }
+    }
+
+    /** True when staging should be bound for {@code mode} ({@code auto|off|force}). */
+    static boolean wanted(String mode, int hostNodes) {
+        return mode.equals("force") || (mode.equals("auto") && hostNodes > 1);
+    }
+
+    /** The node of {@code device}, or 0 under {@code force} when unknown, or -1. */
+    static int nodeOf(Topology topology, int device, boolean force) {
+        for (GpuInfo g : topology.gpus()) {
+            if (g.ordinal() == device && g.numaNode() >= 0) {
+                return g.numaNode();
+            }
+        }
+        return force ? 0 : -1;
+    }
+
+    /**
+     * Binds each region of {@code placement} in the mapping at {@code address} to its device's node; regions
+     * must start on page boundaries (staging slots are 4096-aligned). Failures are logged, never thrown:
+     * placement only makes copies faster.
+     */
+    static int bind(long address, long bytes, MemoryPlacement placement, Topology topology, boolean force) {
+        int bound = 0;
+        for (int i = 0; i < placement.regions(); i++) {
+            long start = placement.start(i);
+            long len = placement.end(i, bytes) - start;
+            int node = nodeOf(topology, placement.device(i), force);
+            if (len <= 0 || node < 0) {
+                continue;
+            }
+            int rc = NumaNative.flexlink_numa_bind(address + start, len, node);
+            if (rc == 0) {
+                bound++;
+            } else {
+                LOG.debug("INIT numa: binding {} B at +{} to node {} failed (errno {})", len, start, node, rc);
+            }
+        }
+        return bound;
+    }
+}
