@@ -36,7 +36,6 @@ import org.slf4j.LoggerFactory;
 public final class PcieStagedPath implements Path {
     private static final Logger LOG = LoggerFactory.getLogger(PcieStagedPath.class);
 
-    private final Backend backend;
     private final Staging staging;
     private final int rank;
     private final int size;
@@ -56,7 +55,6 @@ public final class PcieStagedPath implements Path {
      * @param onAbort releases streams blocked on this path's counters (backend-specific)
      */
     public PcieStagedPath(Backend backend, Staging staging, int rank, int size, int device, Runnable onAbort) {
-        this.backend = backend;
         this.staging = staging;
         this.rank = rank;
         this.size = size;

@@ -158,14 +158,6 @@ public final class CollectiveHarness implements AutoCloseable {
         }
     }
 
-    /** Downloads {@code bytes} bytes of rank {@code r}'s first buffer (for bit-identity checks). */
-    public byte[] bytes(int r, long address, int bytes) {
-        ByteBuffer out = host(bytes);
-        backend.download(out, address);
-        byte[] copy = new byte[bytes];
-        out.get(copy);
-        return copy;
-    }
 
     @Override
     public void close() {

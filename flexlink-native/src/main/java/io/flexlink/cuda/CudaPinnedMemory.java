@@ -3,8 +3,8 @@ package io.flexlink.cuda;
 import static io.flexlink.cuda.NativeAccess.U;
 
 import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.RefCount;
 import io.flexlink.runtime.shm.ShmSegment;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Pinned host memory from {@code cudaHostAlloc(Portable | Mapped)}, visible to every device at
@@ -22,7 +22,7 @@ final class CudaPinnedMemory implements PinnedMemory {
     private final String name;
     /** The file mapping (registered with cudaHostRegister) behind memory shared with other processes, else null. */
     private final ShmSegment segment;
-    private final AtomicInteger references = new AtomicInteger(1);
+    private final RefCount references = new RefCount();
 
     CudaPinnedMemory(CudaBackend backend, long hostAddress, long deviceAddress, long byteSize, String name) {
         this(backend, hostAddress, deviceAddress, byteSize, name, null);
@@ -44,15 +44,7 @@ final class CudaPinnedMemory implements PinnedMemory {
 
     /** Takes one more reference; false when the memory was already released. */
     boolean retain() {
-        while (true) {
-            int r = references.get();
-            if (r <= 0) {
-                return false;
-            }
-            if (references.compareAndSet(r, r + 1)) {
-                return true;
-            }
-        }
+        return references.retain();
     }
 
     @Override
@@ -92,17 +84,8 @@ final class CudaPinnedMemory implements PinnedMemory {
 
     @Override
     public void close() {
-        while (true) {
-            int r = references.get();
-            if (r <= 0) {
-                return;
-            }
-            if (references.compareAndSet(r, r - 1)) {
-                if (r == 1) {
-                    backend.releasePinned(this);
-                }
-                return;
-            }
+        if (references.release()) {
+            backend.releasePinned(this);
         }
     }
 

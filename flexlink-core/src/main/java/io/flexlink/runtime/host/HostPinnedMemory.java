@@ -3,8 +3,8 @@ package io.flexlink.runtime.host;
 import static io.flexlink.runtime.host.UnsafeAccess.UNSAFE;
 
 import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.RefCount;
 import io.flexlink.runtime.shm.ShmSegment;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Off-heap memory playing pinned, mapped host memory. Memory made for sharing is reference-counted:
@@ -19,7 +19,7 @@ final class HostPinnedMemory implements PinnedMemory {
     private final String purpose;
     /** The file mapping behind memory shared with other processes, else null. */
     private final ShmSegment segment;
-    private final AtomicInteger references = new AtomicInteger(1);
+    private final RefCount references = new RefCount();
     private volatile boolean aborted;
     /** Offset of the staging area's abort word ({@link #setAbortWord}), or -1. */
     private volatile long abortWord = -1;
@@ -49,15 +49,7 @@ final class HostPinnedMemory implements PinnedMemory {
 
     /** Takes one more reference; false when the memory was already released. */
     boolean retain() {
-        while (true) {
-            int r = references.get();
-            if (r <= 0) {
-                return false;
-            }
-            if (references.compareAndSet(r, r + 1)) {
-                return true;
-            }
-        }
+        return references.retain();
     }
 
     @Override
@@ -111,7 +103,7 @@ final class HostPinnedMemory implements PinnedMemory {
 
     @Override
     public void close() {
-        if (references.get() > 0 && references.decrementAndGet() == 0) {
+        if (references.release()) {
             backend.releaseShared(this);
         }
     }
