@@ -8,6 +8,7 @@ import io.flexlink.UniqueId;
 import io.flexlink.balance.Balancer;
 import io.flexlink.balance.FixedShares;
 import io.flexlink.balance.ShareProvider;
+import io.flexlink.balance.TuningCacheWriter;
 import io.flexlink.balance.TuningTable;
 import io.flexlink.bootstrap.InProcessRendezvous;
 import io.flexlink.bootstrap.TcpRendezvous;
@@ -231,6 +232,7 @@ public final class CommunicatorFactory {
         Path primary = primaryComm == null ? null : new PrimaryPath(primaryComm);
         ShareProvider shares;
         SharedBoard board = null;
+        TuningCacheWriter cacheWriter = null;
         if (config.shares().isEmpty() && primary != null && !aux.isEmpty()) {
             board = new SharedBoard(shared(backend, exchange, rank, "board", SharedBoard.bytes(n)), rank, n,
                     aux.size() + 1, config.initTimeout());
@@ -241,10 +243,11 @@ public final class CommunicatorFactory {
                     : new byte[0]);
             TuningTable table = TuningTable.parse(new String(text, StandardCharsets.UTF_8), fingerprint,
                     FlexLink.VERSION, aux.size(), "rank 0");
-            java.nio.file.Path dir = config.tuningCache();
+            // rank 0 persists the table, off the calling thread; closed (flushed) with the communicator
+            cacheWriter = rank == 0 && config.tuningCache() != null
+                    ? new TuningCacheWriter(config.tuningCache(), fingerprint, FlexLink.VERSION) : null;
             shares = new Balancer(aux, config.balanceWindow(), config.tuningBudget(), config.minSplitBytes(), board,
-                    table == null ? new TuningTable() : table,
-                    rank == 0 ? t -> t.save(dir, fingerprint, FlexLink.VERSION) : t -> { });
+                    table == null ? new TuningTable() : table, cacheWriter != null ? cacheWriter : t -> { });
         } else {
             shares = new FixedShares(aux, config.shares());
         }
@@ -255,8 +258,12 @@ public final class CommunicatorFactory {
                     config.chunkBytes(), config.slots());
         }
         SharedBoard boardToClose = board;
+        TuningCacheWriter writerToClose = cacheWriter;
         AutoCloseable resources = () -> {
             try {
+                if (writerToClose != null) {
+                    writerToClose.close();
+                }
                 if (boardToClose != null) {
                     boardToClose.close();
                 }
