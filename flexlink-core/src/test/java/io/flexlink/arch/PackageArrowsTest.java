@@ -39,8 +39,8 @@ class PackageArrowsTest {
     }
 
     @Test
-    void runtimeSpiUsesConfig() {
-        only("io.flexlink.runtime", "io.flexlink.config");
+    void runtimeSpiUsesConfigAndRawMemoryOnly() {
+        only("io.flexlink.runtime", "io.flexlink.config", "sun.misc");
     }
 
     @Test
@@ -55,8 +55,8 @@ class PackageArrowsTest {
     }
 
     @Test
-    void sharedMemoryFilesUseNothingInside() {
-        only("io.flexlink.runtime.shm", "sun.misc");
+    void sharedMemoryFilesUseOnlyNativeMemory() {
+        only("io.flexlink.runtime.shm", "io.flexlink.runtime", "sun.misc");
     }
 
     @Test

@@ -1,9 +1,8 @@
 package io.flexlink.cuda;
 
-import static io.flexlink.cuda.NativeAccess.U;
+import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
-import io.flexlink.runtime.PinnedMemory;
-import io.flexlink.runtime.RefCount;
+import io.flexlink.runtime.SharedPinnedMemory;
 import io.flexlink.runtime.shm.ShmSegment;
 
 /**
@@ -14,15 +13,10 @@ import io.flexlink.runtime.shm.ShmSegment;
  * mapped {@code /dev/shm} file registered with {@code cudaHostRegister(Portable | Mapped)}; each process
  * has its own device view of it.
  */
-final class CudaPinnedMemory implements PinnedMemory {
+final class CudaPinnedMemory extends SharedPinnedMemory {
     private final CudaBackend backend;
-    private final long hostAddress;
-    private final long deviceAddress;
-    private final long byteSize;
-    private final String name;
     /** The file mapping (registered with cudaHostRegister) behind memory shared with other processes, else null. */
     private final ShmSegment segment;
-    private final RefCount references = new RefCount();
 
     CudaPinnedMemory(CudaBackend backend, long hostAddress, long deviceAddress, long byteSize, String name) {
         this(backend, hostAddress, deviceAddress, byteSize, name, null);
@@ -30,46 +24,13 @@ final class CudaPinnedMemory implements PinnedMemory {
 
     CudaPinnedMemory(CudaBackend backend, long hostAddress, long deviceAddress, long byteSize, String name,
                      ShmSegment segment) {
+        super(hostAddress, deviceAddress, byteSize, name);
         this.backend = backend;
-        this.hostAddress = hostAddress;
-        this.deviceAddress = deviceAddress;
-        this.byteSize = byteSize;
-        this.name = name;
         this.segment = segment;
     }
 
     ShmSegment segment() {
         return segment;
-    }
-
-    /** Takes one more reference; false when the memory was already released. */
-    boolean retain() {
-        return references.retain();
-    }
-
-    @Override
-    public long hostAddress() {
-        return hostAddress;
-    }
-
-    @Override
-    public long deviceAddress() {
-        return deviceAddress;
-    }
-
-    @Override
-    public long byteSize() {
-        return byteSize;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public int readCounter(long offset) {
-        return U.getIntVolatile(null, hostAddress + offset);
     }
 
     /**
@@ -78,19 +39,12 @@ final class CudaPinnedMemory implements PinnedMemory {
      */
     @Override
     public void writeCounter(long offset, int value) {
-        U.putIntVolatile(null, hostAddress + offset, value);
-        U.fullFence();
+        UNSAFE.putIntVolatile(null, hostAddress() + offset, value);
+        UNSAFE.fullFence();
     }
 
     @Override
-    public void close() {
-        if (references.release()) {
-            backend.releasePinned(this);
-        }
-    }
-
-    @Override
-    public String toString() {
-        return "CudaPinnedMemory[" + (name == null ? "" : name + ", ") + byteSize + " B]";
+    protected void releaseLast() {
+        backend.releasePinned(this);
     }
 }

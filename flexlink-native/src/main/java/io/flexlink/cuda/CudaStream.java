@@ -1,6 +1,6 @@
 package io.flexlink.cuda;
 
-import static io.flexlink.cuda.NativeAccess.U;
+import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
@@ -62,7 +62,7 @@ public final class CudaStream implements RuntimeStream {
         this.handle = handle;
         this.owned = owned;
         for (int i = 0; i < ARGS; i++) {
-            U.putLong(argPointers.address() + 8L * i, argValues.address() + 8L * i);
+            UNSAFE.putLong(argPointers.address() + 8L * i, argValues.address() + 8L * i);
         }
         this.scratch = new Scratch(backend, device);
     }
@@ -187,11 +187,11 @@ public final class CudaStream implements RuntimeStream {
         ReduceKernels.Device k = backend.kernels().forDevice(device);
         CUfunc_st fn = k.functions[type.ordinal()][op.ordinal()];
         long v = argValues.address();
-        U.putLong(v, dst);
-        U.putLong(v + 8, a);
-        U.putLong(v + 16, b);
-        U.putLong(v + 24, count);
-        U.putLong(v + 32, divisor); // an int parameter: the low 4 bytes (little-endian)
+        UNSAFE.putLong(v, dst);
+        UNSAFE.putLong(v + 8, a);
+        UNSAFE.putLong(v + 16, b);
+        UNSAFE.putLong(v + 24, count);
+        UNSAFE.putLong(v + 32, divisor); // an int parameter: the low 4 bytes (little-endian)
         Devices.use(device); // a launch goes to the current context, which must be the stream's
         int rc = cudart.cuLaunchKernel(fn, k.grid(count, type.size()), 1, 1, ReduceKernels.BLOCK, 1, 1, 0, handle,
                 argPointers, (PointerPointer<?>) null);

@@ -3,7 +3,7 @@ package io.flexlink.cuda;
 import static io.flexlink.cuda.FlexNccl.NCCL_UNIQUE_ID_BYTES;
 import static io.flexlink.cuda.FlexNccl.ncclInvalidArgument;
 import static io.flexlink.cuda.FlexNccl.ncclSuccess;
-import static io.flexlink.cuda.NativeAccess.U;
+import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.FlexLinkException;
 import java.nio.IntBuffer;
@@ -24,7 +24,7 @@ final class FacadeInit {
         }
         try {
             byte[] id = new byte[NCCL_UNIQUE_ID_BYTES];
-            U.copyMemory(null, FlexNccl.idAddress(commId), id, U.arrayBaseOffset(byte[].class), NCCL_UNIQUE_ID_BYTES);
+            UNSAFE.copyMemory(null, FlexNccl.idAddress(commId), id, UNSAFE.arrayBaseOffset(byte[].class), NCCL_UNIQUE_ID_BYTES);
             handle[0] = NcclFacade.initRank(nranks, id, rank);
             return ncclSuccess;
         } catch (FlexLinkException e) {
@@ -92,7 +92,7 @@ final class FacadeInit {
         int rc = initAll(h, devices);
         if (rc == ncclSuccess) {
             for (int i = 0; i < ndev; i++) {
-                U.putLong(comms.address() + 8 * (comms.position() + i), h[i]);
+                UNSAFE.putLong(comms.address() + 8 * (comms.position() + i), h[i]);
             }
         }
         return rc;

@@ -1,6 +1,6 @@
 package io.flexlink.cuda;
 
-import static io.flexlink.cuda.NativeAccess.U;
+import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
@@ -124,7 +124,7 @@ public final class FlexNccl {
             return ncclInvalidArgument;
         }
         byte[] b = UniqueId.random().toBytes();
-        U.copyMemory(b, U.arrayBaseOffset(byte[].class), null, idAddress(uniqueId), NCCL_UNIQUE_ID_BYTES);
+        UNSAFE.copyMemory(b, UNSAFE.arrayBaseOffset(byte[].class), null, idAddress(uniqueId), NCCL_UNIQUE_ID_BYTES);
         return ncclSuccess;
     }
 
@@ -169,7 +169,7 @@ public final class FlexNccl {
         long[] h = new long[1];
         int rc = FacadeInit.initRank(h, nranks, commId, rank);
         if (rc == ncclSuccess) {
-            U.putLong(comm.address() + 8 * comm.position(), h[0]);
+            UNSAFE.putLong(comm.address() + 8 * comm.position(), h[0]);
         }
         return rc;
     }

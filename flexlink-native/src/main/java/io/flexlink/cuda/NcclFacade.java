@@ -1,6 +1,6 @@
 package io.flexlink.cuda;
 
-import static io.flexlink.cuda.NativeAccess.U;
+import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.Communicator;
 import io.flexlink.FlexLink;
@@ -64,7 +64,7 @@ final class NcclFacade {
 
     private static long addressOffset() {
         try {
-            return U.objectFieldOffset(Pointer.class.getDeclaredField("address"));
+            return UNSAFE.objectFieldOffset(Pointer.class.getDeclaredField("address"));
         } catch (NoSuchFieldException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -72,7 +72,7 @@ final class NcclFacade {
 
     /** Sets a bytedeco Pointer's address in place, as bytedeco's {@code @ByPtrPtr} output parameters do. */
     static void setAddress(Pointer p, long address) {
-        U.putLong(p, POINTER_ADDRESS, address);
+        UNSAFE.putLong(p, POINTER_ADDRESS, address);
     }
 
     /** What bytedeco's JNI passes for a {@code void*} parameter: address plus position, in bytes. */

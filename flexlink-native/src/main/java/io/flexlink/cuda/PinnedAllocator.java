@@ -1,6 +1,6 @@
 package io.flexlink.cuda;
 
-import static io.flexlink.cuda.NativeAccess.U;
+import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
@@ -47,7 +47,7 @@ final class PinnedAllocator {
             cudart.cudaFreeHost(p);
             throw CudaCheck.drvError(drc, "cuMemHostGetDevicePointer(" + bytes + " B)");
         }
-        U.setMemory(p.address(), Math.max(bytes, 1), (byte) 0);
+        UNSAFE.setMemory(p.address(), Math.max(bytes, 1), (byte) 0);
         liveBytes.addAndGet(bytes);
         return new CudaPinnedMemory(backend, p.address(), dev[0], bytes, name);
     }

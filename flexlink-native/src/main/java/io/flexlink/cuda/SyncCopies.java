@@ -1,6 +1,7 @@
 package io.flexlink.cuda;
 
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.NativeMemory;
 import java.nio.ByteBuffer;
 import org.bytedeco.cuda.cudart.cudaPointerAttributes;
 import org.bytedeco.cuda.global.cudart;
@@ -45,7 +46,7 @@ final class SyncCopies implements AutoCloseable {
             direct = ByteBuffer.allocateDirect(n);
             direct.put(src.duplicate()).flip();
         }
-        long from = NativeAccess.address(direct) + direct.position();
+        long from = NativeMemory.address(direct) + direct.position();
         CudaStream h = helper(dst);
         synchronized (h) {
             h.copy(dst, from, n);
@@ -56,7 +57,7 @@ final class SyncCopies implements AutoCloseable {
     void download(ByteBuffer dst, long src) {
         int n = dst.remaining();
         ByteBuffer direct = dst.isDirect() ? dst : ByteBuffer.allocateDirect(n);
-        long to = NativeAccess.address(direct) + direct.position();
+        long to = NativeMemory.address(direct) + direct.position();
         CudaStream h = helper(src);
         synchronized (h) {
             h.copy(to, src, n);

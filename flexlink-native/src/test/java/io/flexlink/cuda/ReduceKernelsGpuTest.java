@@ -1,10 +1,11 @@
 package io.flexlink.cuda;
 
+import io.flexlink.DataType;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.NativeMemory;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.host.HostReduce;
 import io.flexlink.verify.DataPattern;
@@ -67,7 +68,7 @@ class ReduceKernelsGpuTest {
                     fill(a, b, type, op, pattern, 31L * op.ordinal() + pattern);
                     backend.upload(da.address(), a.duplicate().clear());
                     backend.upload(db.address(), b.duplicate().clear());
-                    NativeAccess.U.copyMemory(NativeAccess.address(b), pb.hostAddress(), bytes);
+                    NativeMemory.UNSAFE.copyMemory(NativeMemory.address(b), pb.hostAddress(), bytes);
                     for (long count : COUNTS) {
                         for (int shift = 0; shift <= 1; shift++) {
                             long off = (long) shift * sz; // one element off breaks 16-byte alignment
@@ -123,7 +124,7 @@ class ReduceKernelsGpuTest {
         for (int i = 0; i < region; i++) {
             want.put(i, POISON);
         }
-        HostReduce.reduce(NativeAccess.address(want) + off, NativeAccess.address(a) + off, NativeAccess.address(b) + off,
+        HostReduce.reduce(NativeMemory.address(want) + off, NativeMemory.address(a) + off, NativeMemory.address(b) + off,
                 count, type, op, DIVISOR);
     }
 

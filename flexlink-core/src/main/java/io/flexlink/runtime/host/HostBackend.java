@@ -1,6 +1,6 @@
 package io.flexlink.runtime.host;
 
-import static io.flexlink.runtime.host.UnsafeAccess.UNSAFE;
+import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
@@ -8,6 +8,7 @@ import io.flexlink.Stream;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.NativeMemory;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeEvent;
@@ -266,7 +267,7 @@ public final class HostBackend implements Backend {
     }
 
     private static long addressOf(ByteBuffer direct) {
-        return UNSAFE.getLong(direct, UnsafeAccess.BUFFER_ADDRESS);
+        return NativeMemory.address(direct);
     }
 
     @Override

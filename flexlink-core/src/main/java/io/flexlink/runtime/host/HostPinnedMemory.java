@@ -1,9 +1,8 @@
 package io.flexlink.runtime.host;
 
-import static io.flexlink.runtime.host.UnsafeAccess.UNSAFE;
+import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
-import io.flexlink.runtime.PinnedMemory;
-import io.flexlink.runtime.RefCount;
+import io.flexlink.runtime.SharedPinnedMemory;
 import io.flexlink.runtime.shm.ShmSegment;
 
 /**
@@ -11,15 +10,11 @@ import io.flexlink.runtime.shm.ShmSegment;
  * each {@code openShared} takes a reference and each {@code close} drops one. Memory shared with other
  * processes is a mapped file ({@link ShmSegment}) instead of malloc'd memory.
  */
-final class HostPinnedMemory implements PinnedMemory {
+final class HostPinnedMemory extends SharedPinnedMemory {
     private final HostBackend backend;
-    private final long address;
-    private final long byteSize;
-    private final String name;
     private final String purpose;
     /** The file mapping behind memory shared with other processes, else null. */
     private final ShmSegment segment;
-    private final RefCount references = new RefCount();
     private volatile boolean aborted;
     /** Offset of the staging area's abort word ({@link #setAbortWord}), or -1. */
     private volatile long abortWord = -1;
@@ -30,10 +25,8 @@ final class HostPinnedMemory implements PinnedMemory {
 
     HostPinnedMemory(HostBackend backend, long address, long byteSize, String name, String purpose,
                      ShmSegment segment) {
+        super(address, address, byteSize, name);
         this.backend = backend;
-        this.address = address;
-        this.byteSize = byteSize;
-        this.name = name;
         this.purpose = purpose;
         this.segment = segment;
     }
@@ -47,40 +40,10 @@ final class HostPinnedMemory implements PinnedMemory {
         return purpose;
     }
 
-    /** Takes one more reference; false when the memory was already released. */
-    boolean retain() {
-        return references.retain();
-    }
-
-    @Override
-    public long hostAddress() {
-        return address;
-    }
-
-    @Override
-    public long deviceAddress() {
-        return address;
-    }
-
-    @Override
-    public long byteSize() {
-        return byteSize;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public int readCounter(long offset) {
-        return UNSAFE.getIntVolatile(null, address + offset);
-    }
-
     @Override
     public void writeCounter(long offset, int value) {
-        UNSAFE.putIntVolatile(null, address + offset, value);
-        CounterSignal.signal(address + offset);
+        UNSAFE.putIntVolatile(null, hostAddress() + offset, value);
+        CounterSignal.signal(hostAddress() + offset);
     }
 
     /** Cancels every wait on this memory's counters (communicator abort). */
@@ -92,7 +55,7 @@ final class HostPinnedMemory implements PinnedMemory {
     /** True once {@link #abort()} ran in this process or any rank set the shared abort word. */
     boolean isAborted() {
         long w = abortWord;
-        return aborted || (w >= 0 && UNSAFE.getIntVolatile(null, address + w) != 0);
+        return aborted || (w >= 0 && UNSAFE.getIntVolatile(null, hostAddress() + w) != 0);
     }
 
     /** The abort word is shared memory, so that peers in other processes see an abort too. */
@@ -102,9 +65,7 @@ final class HostPinnedMemory implements PinnedMemory {
     }
 
     @Override
-    public void close() {
-        if (references.release()) {
-            backend.releaseShared(this);
-        }
+    protected void releaseLast() {
+        backend.releaseShared(this);
     }
 }

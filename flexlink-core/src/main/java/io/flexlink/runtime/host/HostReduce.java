@@ -4,6 +4,7 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
+import io.flexlink.runtime.NativeMemory;
 import sun.misc.Unsafe;
 
 /**
@@ -28,7 +29,7 @@ import sun.misc.Unsafe;
  * </ul>
  */
 public final class HostReduce {
-    static final Unsafe U = UnsafeAccess.UNSAFE;
+    static final Unsafe U = NativeMemory.UNSAFE;
 
     private HostReduce() {
     }

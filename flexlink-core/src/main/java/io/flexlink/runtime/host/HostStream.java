@@ -1,6 +1,6 @@
 package io.flexlink.runtime.host;
 
-import static io.flexlink.runtime.host.UnsafeAccess.UNSAFE;
+import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;

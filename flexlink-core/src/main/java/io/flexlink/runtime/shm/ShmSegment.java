@@ -2,8 +2,8 @@ package io.flexlink.runtime.shm;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
+import io.flexlink.runtime.NativeMemory;
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -16,7 +16,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.EnumSet;
 import java.util.HexFormat;
-import sun.misc.Unsafe;
 
 /**
  * Memory that the processes of one machine share through a file in a tmpfs directory ({@code /dev/shm}).
@@ -36,8 +35,6 @@ public final class ShmSegment implements AutoCloseable {
     private static final long MAX_BYTES = Integer.MAX_VALUE - PAGE; // one MappedByteBuffer
     private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(1 << 20);
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final Unsafe UNSAFE = unsafe();
-    private static final long BUFFER_ADDRESS = addressOffset();
 
     private final Path file;
     private final long byteSize;
@@ -54,7 +51,7 @@ public final class ShmSegment implements AutoCloseable {
         this.buffer = buffer;
         this.owner = owner;
         this.linked = owner;
-        this.address = UNSAFE.getLong(buffer, BUFFER_ADDRESS);
+        this.address = NativeMemory.address(buffer);
     }
 
     /** True when {@code name} names memory in a file (made by {@link #create}). */
@@ -187,7 +184,7 @@ public final class ShmSegment implements AutoCloseable {
         if (buffer != null) {
             MappedByteBuffer b = buffer;
             buffer = null;
-            UNSAFE.invokeCleaner(b);
+            NativeMemory.UNSAFE.invokeCleaner(b);
         }
     }
 
@@ -202,23 +199,5 @@ public final class ShmSegment implements AutoCloseable {
     @Override
     public String toString() {
         return "ShmSegment[" + file + ", " + byteSize + " B" + (linked ? "" : ", unlinked") + "]";
-    }
-
-    private static Unsafe unsafe() {
-        try {
-            Field f = Unsafe.class.getDeclaredField("theUnsafe");
-            f.setAccessible(true);
-            return (Unsafe) f.get(null);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    private static long addressOffset() {
-        try {
-            return UNSAFE.objectFieldOffset(java.nio.Buffer.class.getDeclaredField("address"));
-        } catch (NoSuchFieldException e) {
-            throw new ExceptionInInitializerError(e);
-        }
     }
 }
