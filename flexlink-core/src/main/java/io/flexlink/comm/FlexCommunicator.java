@@ -54,7 +54,6 @@ public final class FlexCommunicator extends CollectiveApi {
     private final PathCounters counters;
     private final Balancer balancer;
     private final CallTimer timer;
-    private final GroupJoins deferred;
     private final CommLifecycle life;
     private final ReentrantLock lock;
     private final CommHealth health;
@@ -73,7 +72,6 @@ public final class FlexCommunicator extends CollectiveApi {
         this.planner = new SplitPlanner(primary != null, minSplitBytes);
         this.fractions = new double[aux.length];
         this.lengths = new long[aux.length + 1];
-        this.pendingLengths = new long[aux.length + 1];
         this.fork = backend.createEvent(device, false);
         this.joins = new RuntimeEvent[aux.length][];
         for (int i = 0; i < aux.length; i++) {
@@ -91,7 +89,6 @@ public final class FlexCommunicator extends CollectiveApi {
         this.counters = new PathCounters(names);
         this.balancer = shares instanceof Balancer ? (Balancer) shares : null;
         this.timer = balancer != null ? new CallTimer(backend, device, aux, balancer, counters) : null;
-        this.deferred = new GroupJoins(joins, this::joinDeferred);
         this.life = new CommLifecycle(backend, rank, size, device, primary, aux, timeout, toString());
         this.lock = life.lock;
         this.health = life.health;
@@ -153,72 +150,63 @@ public final class FlexCommunicator extends CollectiveApi {
         if (count == 0) {
             return;
         }
-        call.set(c, send, recv, count, type, op, root, stream);
-        shares.shares(c, call.bytes(size), fractions);
-        boolean split = planner.plan(call, size, fractions, lengths);
         Groups group = Groups.current();
         if (group.inGroup() && primary != null) {
+            // recorded now, launched by the group's end (NCCL launches its part of a group there too)
             group.enter(transport);
-        }
-        // the balancer's calls are timed; in a group only the first call of this communicator (the primary
-        // launch, and so its end, is deferred to the group's end)
-        int ch = timer == null || (group.inGroup() && !deferred.isEmpty()) ? -1 : balancer.timedChannel();
-        int slot = ch < 0 ? -1 : timer.begin(ch, balancer.version(ch), stream);
-        if (!split) {
-            primary.enqueue(call, 0, count);
-            counters.add(0, lengths[0] * type.size());
-            if (slot >= 0) {
-                if (group.inGroup()) {
-                    deferred.pendingSlot = slot;
-                    deferred.defer(group, stream, lengths);
-                } else {
-                    timer.primaryDone(slot, stream);
-                }
+            if (grouped.isEmpty()) {
+                group.join(groupMember);
             }
-            finish(c, count, stream, group);
+            grouped.next().set(c, send, recv, count, type, op, root, stream);
+            health.used(stream);
             return;
         }
-        stream.record(fork);
-        // NCCL first: the auxiliary paths enqueue many small operations (host time that would delay the
-        // primary launch); they only wait for the fork, so they still start together with it
+        call.set(c, send, recv, count, type, op, root, stream);
+        launchPrimary(call);
+        launchAuxiliary(call);
+    }
+
+    /**
+     * Plans {@code c} and enqueues its primary range (after the fork, when split). Leaves in {@link #split},
+     * {@link #slot} and {@link #lengths} what {@link #launchAuxiliary} needs. The primary collective goes
+     * first: the auxiliary paths enqueue many small operations (host time that would delay the primary
+     * launch), and they only wait for the fork, so they still start together with it.
+     */
+    private void launchPrimary(CollectiveCall c) {
+        shares.shares(c.collective, c.bytes(size), fractions);
+        split = planner.plan(c, size, fractions, lengths);
+        int ch = timer == null ? -1 : balancer.timedChannel();
+        slot = ch < 0 ? -1 : timer.begin(ch, balancer.version(ch), c.stream);
+        if (split) {
+            c.stream.record(fork);
+        }
         if (lengths[0] > 0) {
-            primary.enqueue(call, 0, lengths[0]);
-            counters.add(0, lengths[0] * type.size());
-            if (slot >= 0 && !group.inGroup()) {
-                timer.primaryDone(slot, stream);
-            }
+            primary.enqueue(c, 0, lengths[0]);
+            counters.add(0, lengths[0] * c.type.size());
         }
-        if (group.inGroup()) {
-            if (slot >= 0 && lengths[0] > 0) {
-                deferred.pendingSlot = slot;
-            }
-            if (deferred.isEmpty()) {
-                // inside a group NCCL launches at the group's end: enqueue the auxiliary paths after that
-                pendingCall.set(c, send, recv, count, type, op, root, stream);
-                System.arraycopy(lengths, 0, pendingLengths, 0, lengths.length);
-                pendingAuxSlot = slot;
-                auxPending = true;
-            } else {
-                enqueueAux(call, lengths, slot, true);
-            }
-            deferred.defer(group, stream, lengths);
-            finish(c, count, stream, group);
-            return;
+    }
+
+    /** The rest of a call after its primary launch: the primary's timing, the auxiliary paths, the joins. */
+    private void launchAuxiliary(CollectiveCall c) {
+        if (slot >= 0 && lengths[0] > 0) {
+            timer.primaryDone(slot, c.stream);
         }
-        enqueueAux(call, lengths, slot, false);
-        for (int i = 0; i < aux.length; i++) {
-            if (lengths[i + 1] > 0) {
-                RuntimeStream[] ps = aux[i].streams();
-                for (int k = 0; k < ps.length; k++) {
-                    stream.waitEvent(slot >= 0 ? timer.auxDone(slot, i, k) : joins[i][k]);
+        if (split) {
+            enqueueAux(c, lengths, slot);
+            for (int i = 0; i < aux.length; i++) {
+                if (lengths[i + 1] > 0) {
+                    RuntimeStream[] ps = aux[i].streams();
+                    for (int k = 0; k < ps.length; k++) {
+                        c.stream.waitEvent(slot >= 0 ? timer.auxDone(slot, i, k) : joins[i][k]);
+                    }
                 }
             }
         }
-        finish(c, count, stream, group);
+        finish(c.collective, c.count, c.stream);
     }
 
     /** Enqueues every auxiliary path's range of {@code c}; they wait for the fork recorded on the caller's stream. */
-    private void enqueueAux(CollectiveCall c, long[] len, int slot, boolean inGroup) {
+    private void enqueueAux(CollectiveCall c, long[] len, int slot) {
         long offset = len[0];
         for (int i = 0; i < aux.length; i++) {
             long n = len[i + 1];
@@ -231,12 +219,7 @@ public final class FlexCommunicator extends CollectiveApi {
             }
             aux[i].enqueue(c, offset, n);
             for (int k = 0; k < ps.length; k++) {
-                if (slot >= 0) {
-                    ps[k].record(timer.auxDone(slot, i, k));
-                }
-                if (slot < 0 || inGroup) {
-                    ps[k].record(joins[i][k]); // a deferred join waits on these
-                }
+                ps[k].record(slot >= 0 ? timer.auxDone(slot, i, k) : joins[i][k]);
             }
             offset += n;
             counters.add(i + 1, n * c.type.size());
@@ -244,39 +227,79 @@ public final class FlexCommunicator extends CollectiveApi {
     }
 
     /** After a call's work: its stream is watched for failures, and the watchdog's done event is recorded. */
-    private void finish(Collective c, long count, RuntimeStream stream, Groups group) {
+    private void finish(Collective c, long count, RuntimeStream stream) {
         health.used(stream);
-        if (watch == null) {
-            return;
-        }
-        if (group.inGroup()) {
-            deferred.collective = c;
-            deferred.count = count;
-            deferred.defer(group, stream, null); // the done record waits for the group's launch
-        } else {
+        if (watch != null) {
             watch.record(stream, c, count, life.now());
         }
     }
 
-    /** The first split call of the current group, whose auxiliary paths are enqueued at the group's end. */
-    private final CollectiveCall pendingCall = new CollectiveCall();
-    private long[] pendingLengths;
-    private int pendingAuxSlot = -1;
-    private boolean auxPending;
+    // ---- groups ----
 
-    private void joinDeferred() {
+    /** This communicator's calls of the current group, launched by {@link Groups#end()}. */
+    private final GroupedCalls grouped = new GroupedCalls();
+    private final Groups.Member groupMember = new Groups.Member() {
+        @Override
+        public void launchPrimary() {
+            launchGroupedPrimary();
+        }
+
+        @Override
+        public void launchAuxiliary() {
+            launchGroupedAuxiliary();
+        }
+    };
+    /** What {@link #launchPrimary} decided for the call whose auxiliary part is still to be enqueued. */
+    private boolean split;
+    private int slot = -1;
+
+    /**
+     * Phase 1 of a group's end. A communicator with one call in the group splits it as outside a group.
+     * With several calls, a later call may read what an earlier one writes, and NCCL's launch of the group
+     * runs the primary parts back to back on the stream, with no point where an earlier call's auxiliary
+     * part could be joined in between; so such a group runs every call whole on the primary path, in order,
+     * exactly as NCCL would.
+     */
+    private void launchGroupedPrimary() {
         lock.lock();
         try {
-            if (auxPending) {
-                auxPending = false;
-                if (!life.teardown.done()) {
-                    enqueueAux(pendingCall, pendingLengths, pendingAuxSlot, true);
+            split = false;
+            slot = -1;
+            life.checkUsable();
+            if (grouped.size() == 1) {
+                launchPrimary(grouped.get(0));
+                return;
+            }
+            for (int i = 0; i < grouped.size(); i++) {
+                CollectiveCall c = grouped.get(i);
+                primary.enqueue(c, 0, c.count);
+                counters.add(0, c.count * c.type.size());
+            }
+        } catch (RuntimeException | Error e) {
+            grouped.clear();
+            throw e;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Phase 3 of a group's end, after the primary transport launched. */
+    private void launchGroupedAuxiliary() {
+        lock.lock();
+        try {
+            if (grouped.isEmpty() || life.teardown.done()) {
+                return;
+            }
+            if (grouped.size() == 1) {
+                launchAuxiliary(grouped.get(0));
+            } else {
+                for (int i = 0; i < grouped.size(); i++) {
+                    CollectiveCall c = grouped.get(i);
+                    finish(c.collective, c.count, c.stream);
                 }
             }
-            if (!life.teardown.done()) {
-                deferred.join(timer, watch, watch == null ? 0 : life.now());
-            }
         } finally {
+            grouped.clear();
             lock.unlock();
         }
     }

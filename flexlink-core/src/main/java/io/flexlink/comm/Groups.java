@@ -7,17 +7,28 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * NCCL's group semantics, per thread. Inside a group the primary transport defers its launches to the
- * group's end (NCCL does), so joining the auxiliary paths into the caller's stream must be deferred too:
- * a join enqueued before the primary launch would make the primary collective wait for the auxiliary
- * paths instead of running beside them.
+ * NCCL's group semantics, per thread. Inside a group a communicator only records its calls; the group's
+ * end launches them in three phases: every communicator enqueues its primary work (into the primary
+ * transport's still open group), the transports end their groups (NCCL launches then), and every
+ * communicator enqueues its auxiliary paths and joins them into the callers' streams. The auxiliary work
+ * comes after the primary launch because a join enqueued before it would make the primary collective
+ * wait for the auxiliary paths instead of running beside them.
  */
 public final class Groups {
     private static final ThreadLocal<Groups> CURRENT = ThreadLocal.withInitial(Groups::new);
 
+    /** A communicator's part in a group's end. */
+    interface Member {
+        /** Phase 1: enqueue the primary work of the calls recorded in this group. */
+        void launchPrimary();
+
+        /** Phase 3, after the primary transports launched: the auxiliary paths and the joins. */
+        void launchAuxiliary();
+    }
+
     private int depth;
     private final List<PrimaryTransport> started = new ArrayList<>();
-    private final List<Runnable> deferred = new ArrayList<>();
+    private final List<Member> members = new ArrayList<>();
 
     private Groups() {
     }
@@ -31,7 +42,10 @@ public final class Groups {
         CURRENT.get().depth++;
     }
 
-    /** {@code ncclGroupEnd}: launches the primary calls of the group, then joins the auxiliary paths. */
+    /**
+     * {@code ncclGroupEnd}: launches the group's calls. Every phase runs for every member even when one
+     * fails (a transport's group must end, or the thread would stay inside it); the first failure is thrown.
+     */
     public static void end() {
         Groups g = CURRENT.get();
         if (g.depth == 0) {
@@ -40,22 +54,36 @@ public final class Groups {
         if (--g.depth > 0) {
             return;
         }
-        FlexLinkException failure = null;
-        for (PrimaryTransport t : g.started) {
-            try {
-                t.groupEnd();
-            } catch (FlexLinkException e) {
-                failure = failure == null ? e : failure;
+        RuntimeException failure = null;
+        try {
+            for (Member m : g.members) {
+                failure = keepFirst(failure, m::launchPrimary);
             }
+            for (PrimaryTransport t : g.started) {
+                failure = keepFirst(failure, t::groupEnd);
+            }
+            for (Member m : g.members) {
+                failure = keepFirst(failure, m::launchAuxiliary);
+            }
+        } finally {
+            g.started.clear();
+            g.members.clear();
         }
-        g.started.clear();
-        for (Runnable r : g.deferred) {
-            r.run();
-        }
-        g.deferred.clear();
         if (failure != null) {
             throw failure;
         }
+    }
+
+    private static RuntimeException keepFirst(RuntimeException first, Runnable step) {
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            if (first == null) {
+                return e;
+            }
+            first.addSuppressed(e);
+        }
+        return first;
     }
 
     /** True inside a group on this thread. */
@@ -78,7 +106,8 @@ public final class Groups {
         started.add(t);
     }
 
-    void defer(Runnable join) {
-        deferred.add(join);
+    /** Adds a communicator that recorded its first call of this group. */
+    void join(Member m) {
+        members.add(m);
     }
 }
