@@ -6,6 +6,7 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.ReduceChain;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.ChunkPlan;
@@ -198,8 +199,8 @@ public final class PcieStagedPath implements Path {
             }
             for (int t = 0; t < n - 1; t++) {
                 int p = Math.floorMod(rank - 1 - t, n);
-                ReduceOp step = op == ReduceOp.AVG && t < n - 2 ? ReduceOp.SUM : op;
-                staging.receiveReduce(recvStream, p, c * (n - 1) + t, dst, t == 0 ? in : dst, cl, type, step, n);
+                staging.receiveReduce(recvStream, p, c * (n - 1) + t, dst, t == 0 ? in : dst, cl, type,
+                        ReduceChain.op(op, type, t, n), ReduceChain.divisor(op, type, t, n));
             }
             if (distribute) {
                 staging.signalLocal(recvStream);

@@ -30,9 +30,11 @@ public interface RuntimeStream extends Stream {
     void writeValue32(PinnedMemory mem, long offset, int value);
 
     /**
-     * {@code dst[i] = a[i] op b[i]} for {@code count} elements. For {@link ReduceOp#AVG} the result is
-     * {@code (a + b) / divisor}; the other operations ignore {@code divisor}. {@code dst} may equal
-     * {@code a} or {@code b}.
+     * {@code dst[i] = a[i] op b[i]} for {@code count} elements. For {@link ReduceOp#AVG} on integers the
+     * result is {@code (a + b) / divisor}; on floating-point types it divides first, so that no partial
+     * sum overflows: {@code a / divisor + b / divisor}, or {@code a + b / |divisor|} for a negative
+     * divisor ({@link ReduceChain} says which step uses which). The other operations ignore
+     * {@code divisor}. {@code dst} may equal {@code a} or {@code b}.
      */
     void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor);
 

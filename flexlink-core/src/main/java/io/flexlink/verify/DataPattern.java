@@ -11,8 +11,9 @@ import java.nio.ByteOrder;
  * (seed, rank, index), so any element of any rank's input, and so any expected output element, is known
  * without storing the inputs. Values are random, never all zeros, and chosen per operation so that every
  * partial result is exactly representable in the type: integers take any bits (wrap-around arithmetic is
- * exact), floating-point sums add small integers, products multiply ±1 and ±2, and max/min see any finite
- * value (but not -0, whose order against +0 is unspecified). Then results do not depend on reduction
+ * exact), floating-point sums add small integers, averages multiples of 24 (see {@link #averaged}),
+ * products multiply ±1 and ±2, and max/min see any finite value (but not -0, whose order against +0 is
+ * unspecified). Then results do not depend on reduction
  * order, and a correct implementation matches the reference bit for bit.
  */
 public final class DataPattern {
@@ -44,9 +45,11 @@ public final class DataPattern {
         double v;
         switch (op) {
             case SUM:
-            case AVG:
                 // small integers keep every partial sum exact, even in fp8 e5m2 (2 mantissa bits: |sum| <= 8)
                 v = type == DataType.FLOAT8E5M2 ? Math.floorMod(r, 3) - 1 : Math.floorMod(r, 5) - 2;
+                break;
+            case AVG:
+                v = averaged(type, r, rank, index);
                 break;
             case PROD:
                 v = ((r & 1) == 0 ? 1 : 2) * ((r & 2) == 0 ? 1 : -1);
@@ -55,6 +58,20 @@ public final class DataPattern {
                 return finiteBits(type, r);
         }
         return FloatFormats.fromDouble(type, v);
+    }
+
+    /**
+     * A floating-point AVG divides each input by the rank count n before adding (NCCL's pre-multiplied
+     * average), so inputs are multiples of 24: x / n is exact for every n dividing 24 (1, 2, 3, 4, 6, 8),
+     * and so is every partial sum of those quotients, in any order. FP8's 2–3 mantissa bits cannot hold
+     * such sums, so there each index has one rank with ±24 (rank ≡ index mod 8) and zeros elsewhere: each
+     * rank's input still reaches its own indices of the result.
+     */
+    private static double averaged(DataType type, long r, int rank, long index) {
+        if (type == DataType.FLOAT8E4M3 || type == DataType.FLOAT8E5M2) {
+            return Math.floorMod(index, 8) == Math.floorMod(rank, 8) ? ((r & 1) == 0 ? 24 : -24) : 0;
+        }
+        return 24 * (Math.floorMod(r, 5) - 2);
     }
 
     /** Random finite bits of a floating-point type, never NaN, infinity or -0. */

@@ -8,7 +8,9 @@ import io.flexlink.runtime.host.FloatFormats;
 /**
  * The exact expected output of each collective for inputs from {@link DataPattern}, computed element by
  * element with NCCL's semantics: integer arithmetic wraps, AVG divides the (wrapped) sum by the number of
- * ranks truncating, and floating-point results are rounded once to the type (fp8 saturating).
+ * ranks truncating, and floating-point results are rounded once to the type (fp8 saturating). A
+ * floating-point AVG, which divides each input before adding, gives the same bits as the sum divided
+ * here, because {@link DataPattern}'s inputs make every quotient and partial sum exact.
  */
 public final class Expected {
     private Expected() {

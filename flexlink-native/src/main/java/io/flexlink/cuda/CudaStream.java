@@ -181,8 +181,9 @@ public final class CudaStream implements RuntimeStream {
     }
 
     private void launch(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor) {
-        if (op == ReduceOp.AVG && divisor < 1) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "reduce: AVG divisor must be >= 1, got " + divisor);
+        if (op == ReduceOp.AVG && (divisor == 0 || divisor < 0 && !type.isFloatingPoint())) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "reduce: AVG divisor must be >= 1"
+                    + (type.isFloatingPoint() ? " or <= -1" : "") + " for " + type + ", got " + divisor);
         }
         ReduceKernels.Device k = backend.kernels().forDevice(device);
         CUfunc_st fn = k.functions[type.ordinal()][op.ordinal()];

@@ -6,7 +6,8 @@
 //    truncating, in the type's signedness.
 //  - float/double compute in their own precision; half, bfloat16 and fp8 decode to float (exact),
 //    compute in float and round back to nearest even (half/bf16 overflow to inf, fp8 saturates to
-//    the largest finite value, like __NV_SATFINITE). AVG = (a + b) / (float or double) divisor.
+//    the largest finite value, like __NV_SATFINITE). AVG divides before adding: a / d + b / d for a divisor d > 0,
+//    a + b / -d for d < 0 (io.flexlink.runtime.ReduceChain says which step uses which).
 //  - MAX/MIN: a NaN operand yields the other (fmaxf/fminf); +0/-0 ties give +0 for MAX, -0 for MIN.
 //  - every NaN result is one canonical NaN per type (0x7FFF.. for fp64/fp32/fp16/bf16, 0x7F for fp8).
 // The conversions are written out here (no cuda_fp16/bf16/fp8.h) so that the rounding is visibly
@@ -223,7 +224,11 @@ struct FlFloat {
         if constexpr (OP == FL_PROD) return F::enc(x * y);
         if constexpr (OP == FL_MAX) return F::enc(fl_max(x, y));
         if constexpr (OP == FL_MIN) return F::enc(fl_min(x, y));
-        if constexpr (OP == FL_AVG) return F::enc((x + y) / (C)divisor);
+        if constexpr (OP == FL_AVG) {
+            // divide before adding (NCCL's pre-multiplied average): no partial sum overflows
+            if (divisor > 0) return F::enc(x / (C)divisor + y / (C)divisor);
+            return F::enc(x + y / (C)(-divisor));
+        }
     }
 };
 

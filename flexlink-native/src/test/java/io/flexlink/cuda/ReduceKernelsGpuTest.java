@@ -64,6 +64,9 @@ class ReduceKernelsGpuTest {
         try (DeviceMemory da = backend.allocate(0, bytes); DeviceMemory db = backend.allocate(0, bytes);
              DeviceMemory dd = backend.allocate(0, bytes); PinnedMemory pb = backend.allocatePinned(bytes)) {
             for (ReduceOp op : ReduceOp.values()) {
+              // a floating-point AVG also has the running-average step (negative divisor, ReduceChain)
+              for (int div : op == ReduceOp.AVG && type.isFloatingPoint() ? new int[] {DIVISOR, -DIVISOR}
+                      : new int[] {DIVISOR}) {
                 for (int pattern = 0; pattern < 2; pattern++) {
                     fill(a, b, type, op, pattern, 31L * op.ordinal() + pattern);
                     backend.upload(da.address(), a.duplicate().clear());
@@ -73,31 +76,32 @@ class ReduceKernelsGpuTest {
                         for (int shift = 0; shift <= 1; shift++) {
                             long off = (long) shift * sz; // one element off breaks 16-byte alignment
                             int region = (int) (off + count * sz + GUARD);
-                            expected(want, a, b, off, count, type, op, region);
+                            expected(want, a, b, off, count, type, op, div, region);
                             for (int variant = 0; variant < 4; variant++) {
                                 backend.fill(dd.address(), region, POISON);
                                 long dst = dd.address() + off;
                                 long srcA = da.address() + off;
                                 switch (variant) {
-                                    case 0: stream.reduce(dst, srcA, db.address() + off, count, type, op, DIVISOR); break;
-                                    case 1: stream.reduceFromHostFused(dst, srcA, pb, off, count, type, op, DIVISOR); break;
-                                    case 2: stream.reduceFromHostStaged(dst, srcA, pb, off, count, type, op, DIVISOR); break;
+                                    case 0: stream.reduce(dst, srcA, db.address() + off, count, type, op, div); break;
+                                    case 1: stream.reduceFromHostFused(dst, srcA, pb, off, count, type, op, div); break;
+                                    case 2: stream.reduceFromHostStaged(dst, srcA, pb, off, count, type, op, div); break;
                                     default:
                                         stream.copy(dst, srcA, count * sz);
-                                        stream.reduceFromHost(dst, dst, pb, off, count, type, op, DIVISOR);
+                                        stream.reduceFromHost(dst, dst, pb, off, count, type, op, div);
                                 }
                                 stream.synchronize();
                                 got.clear().limit(region);
                                 backend.download(got, dd.address());
                                 String bad = compare(want, got, off, count, sz, region);
                                 if (bad != null && failures.size() < 20) {
-                                    failures.add(op + " pattern " + pattern + " count " + count + " shift " + shift
+                                    failures.add(op + " /" + div + " pattern " + pattern + " count " + count + " shift " + shift
                                             + " " + new String[] {"device", "fused", "staged", "in-place"}[variant] + ": " + bad);
                                 }
                             }
                         }
                     }
                 }
+              }
             }
         }
         assertEquals(List.of(), failures, type.toString());
@@ -120,12 +124,12 @@ class ReduceKernelsGpuTest {
 
     /** The region poisoned, then HostReduce's result at [off, off + count). */
     private static void expected(ByteBuffer want, ByteBuffer a, ByteBuffer b, long off, long count, DataType type,
-                                 ReduceOp op, int region) {
+                                 ReduceOp op, int div, int region) {
         for (int i = 0; i < region; i++) {
             want.put(i, POISON);
         }
         HostReduce.reduce(NativeMemory.address(want) + off, NativeMemory.address(a) + off, NativeMemory.address(b) + off,
-                count, type, op, DIVISOR);
+                count, type, op, div);
     }
 
     private static String compare(ByteBuffer want, ByteBuffer got, long off, long count, int sz, int region) {

@@ -18,8 +18,11 @@ import sun.misc.Unsafe;
  *       {@code divisor}, truncating, signed or unsigned by type.</li>
  *   <li>FLOAT32/FLOAT64 compute in their own precision; FLOAT16, BFLOAT16 and both FP8 formats
  *       decode to float (exact), compute in float, and round back to nearest even
- *       ({@link FloatFormats}: half/bf16 overflow to infinity, FP8 saturates). AVG is
- *       {@code (a + b) / divisor}, a true IEEE division, not a multiplication by a reciprocal.</li>
+ *       ({@link FloatFormats}: half/bf16 overflow to infinity, FP8 saturates). AVG divides before it
+ *       adds, as NCCL's pre-multiplied average does, so that partial sums never overflow: with
+ *       {@code divisor > 0} it is {@code a / divisor + b / divisor} (two ranks' own inputs), with
+ *       {@code divisor < 0} it is {@code a + b / |divisor|} (one more rank's input {@code b} added to a
+ *       running average {@code a}); true IEEE divisions, not multiplications by a reciprocal.</li>
  *   <li>MAX/MIN of floating-point values follow CUDA's fmaxf/fminf: a NaN operand yields the other
  *       operand. Equal operands (only +0 and -0 differ in bits) give {@code +0} for MAX and
  *       {@code -0} for MIN, so the result never depends on operand order.</li>
@@ -42,14 +45,16 @@ public final class HostReduce {
      * @param a        native address of the first operand
      * @param b        native address of the second operand
      * @param count    number of elements
-     * @param divisor  for {@link ReduceOp#AVG} only: the number of ranks (≥ 1); ignored otherwise
+     * @param divisor  for {@link ReduceOp#AVG} only: the number of ranks (≥ 1), negated for floating-point
+     *                 types to scale {@code b} alone (see the class comment); ignored otherwise
      */
     public static void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor) {
         if (count < 0) {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "reduce: negative count " + count);
         }
-        if (op == ReduceOp.AVG && divisor < 1) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "reduce: AVG divisor must be >= 1, got " + divisor);
+        if (op == ReduceOp.AVG && (divisor == 0 || divisor < 0 && !type.isFloatingPoint())) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "reduce: AVG divisor must be >= 1"
+                    + (type.isFloatingPoint() ? " or <= -1" : "") + " for " + type + ", got " + divisor);
         }
         if (count == 0) {
             return;

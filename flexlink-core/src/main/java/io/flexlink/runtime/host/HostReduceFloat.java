@@ -41,8 +41,14 @@ final class HostReduceFloat {
                 }
                 return;
             case AVG:
-                for (long o = 0; o < bytes; o += 4) {
-                    U.putInt(d + o, bits((U.getFloat(a + o) + U.getFloat(b + o)) / fdiv));
+                if (div > 0) {
+                    for (long o = 0; o < bytes; o += 4) {
+                        U.putInt(d + o, bits(U.getFloat(a + o) / fdiv + U.getFloat(b + o) / fdiv));
+                    }
+                } else {
+                    for (long o = 0; o < bytes; o += 4) {
+                        U.putInt(d + o, bits(U.getFloat(a + o) + U.getFloat(b + o) / -fdiv));
+                    }
                 }
                 return;
             default:
@@ -75,8 +81,14 @@ final class HostReduceFloat {
                 }
                 return;
             case AVG:
-                for (long o = 0; o < bytes; o += 8) {
-                    U.putLong(d + o, bits((U.getDouble(a + o) + U.getDouble(b + o)) / ddiv));
+                if (div > 0) {
+                    for (long o = 0; o < bytes; o += 8) {
+                        U.putLong(d + o, bits(U.getDouble(a + o) / ddiv + U.getDouble(b + o) / ddiv));
+                    }
+                } else {
+                    for (long o = 0; o < bytes; o += 8) {
+                        U.putLong(d + o, bits(U.getDouble(a + o) + U.getDouble(b + o) / -ddiv));
+                    }
                 }
                 return;
             default:

@@ -9,7 +9,8 @@ import io.flexlink.ReduceOp;
  * compute in float, round back to nearest even ({@link FloatFormats}; FP8 saturates), NaN results
  * canonical. A single + or * of two narrow values computed in float and rounded once more is
  * correctly rounded for all four formats (float has ≥ 2p + 2 significand bits), so SUM/PROD match a
- * native narrow operation; AVG rounds (a + b) to float before dividing, exactly as the kernel does.
+ * native narrow operation; AVG divides in float and adds in float before the one rounding, exactly as the
+ * kernel does.
  * The format flag is loop-invariant, so its branch costs nothing measurable next to the conversions.
  */
 final class HostReduceNarrow {
@@ -45,8 +46,9 @@ final class HostReduceNarrow {
                 return;
             case AVG:
                 for (long o = 0; o < bytes; o += 2) {
-                    float s = dec16(bf16, U.getShort(a + o)) + dec16(bf16, U.getShort(b + o));
-                    U.putShort(d + o, enc16(bf16, s / fdiv));
+                    float x = dec16(bf16, U.getShort(a + o));
+                    float y = dec16(bf16, U.getShort(b + o));
+                    U.putShort(d + o, enc16(bf16, div > 0 ? x / fdiv + y / fdiv : x + y / -fdiv));
                 }
                 return;
             default:
@@ -82,8 +84,9 @@ final class HostReduceNarrow {
                 return;
             case AVG:
                 for (long i = 0; i < n; i++) {
-                    float s = dec8(e5m2, U.getByte(a + i)) + dec8(e5m2, U.getByte(b + i));
-                    U.putByte(d + i, enc8(e5m2, s / fdiv));
+                    float x = dec8(e5m2, U.getByte(a + i));
+                    float y = dec8(e5m2, U.getByte(b + i));
+                    U.putByte(d + i, enc8(e5m2, div > 0 ? x / fdiv + y / fdiv : x + y / -fdiv));
                 }
                 return;
             default:

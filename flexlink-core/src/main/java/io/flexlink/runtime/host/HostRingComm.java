@@ -31,6 +31,8 @@ final class HostRingComm implements PrimaryComm {
     private static final long DRAIN_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
 
     private final Scratch scratch;
+    /** This rank's input divided by the rank count, for a floating-point AVG ({@link #preScaled}). */
+    private final Scratch scaled;
     /** Calls enqueued whose last operation has not run yet (guarded by itself). */
     private final long[] inFlight = new long[1];
     private final HostStream.Always doneOp = this::done;
@@ -45,6 +47,7 @@ final class HostRingComm implements PrimaryComm {
         this.left = (rank - 1 + size) % size;
         this.toRight = 1L << ((rank + 1) % size);
         this.scratch = new Scratch(backend, device);
+        this.scaled = new Scratch(backend, device);
     }
 
     @Override
@@ -59,6 +62,22 @@ final class HostRingComm implements PrimaryComm {
 
     private static long chunks(long elements, long ce) {
         return (elements + ce - 1) / ce;
+    }
+
+    /**
+     * A floating-point AVG divides each input by the rank count before the ring sums them, as NCCL does
+     * ({@link io.flexlink.runtime.ReduceChain}): the ring adds a neighbour's running result to this rank's
+     * own input, so the input is divided once up front instead of in each step.
+     */
+    private boolean preScales(DataType type, ReduceOp op) {
+        return op == ReduceOp.AVG && type.isFloatingPoint() && size > 1;
+    }
+
+    /** {@code elements} of {@code send} divided by the rank count, in scratch: x / 2n + x / 2n is x / n exactly. */
+    private long preScaled(long send, long elements, DataType type, RuntimeStream stream) {
+        long dst = scaled.ensure(elements * type.size());
+        stream.reduce(dst, send, send, elements, type, ReduceOp.AVG, 2 * size);
+        return dst;
     }
 
     private void advanceAll(long items) {
@@ -90,6 +109,10 @@ final class HostRingComm implements PrimaryComm {
         long ce = staging.chunkElements(type);
         long nChunks = chunks(segLen, ce);
         long idx = 0;
+        if (preScales(type, op)) {
+            send = preScaled(send, count, type, stream);
+            op = ReduceOp.SUM;
+        }
         for (int s = 0; s < size - 1; s++) {
             int sendSeg = Math.floorMod(rank - s, size);
             int recvSeg = Math.floorMod(rank - s - 1, size);
@@ -189,6 +212,10 @@ final class HostRingComm implements PrimaryComm {
             return;
         }
         long partial = size > 2 ? scratch.ensure(count * sz) : 0;
+        if (preScales(type, op)) {
+            send = preScaled(send, (size - 1) * stride + count, type, stream);
+            op = ReduceOp.SUM;
+        }
         long ce = staging.chunkElements(type);
         long nChunks = chunks(count, ce);
         long idx = 0;
@@ -266,6 +293,10 @@ final class HostRingComm implements PrimaryComm {
                 stream.copy(recv, send, count * sz);
             }
             return;
+        }
+        if (preScales(type, op)) {
+            send = preScaled(send, count, type, stream);
+            op = ReduceOp.SUM;
         }
         int pos = Math.floorMod(rank - root - 1, size);
         long acc = rank == root ? recv : pos == 0 ? send : scratch.ensure(count * sz);
@@ -369,6 +400,7 @@ final class HostRingComm implements PrimaryComm {
         }
         closed = true;
         scratch.close();
+        scaled.close();
         staging.close();
     }
 }

@@ -66,6 +66,7 @@ class HostReduceTest {
         for (ReduceOp op : ReduceOp.values()) {
             check(t, op, op == ReduceOp.AVG ? 3 : 1, x, y, x.length);
         }
+        check(t, ReduceOp.AVG, -3, x, y, x.length);
     }
 
     /** Edge pairs for the wide float types: every edge against every edge. */
@@ -104,6 +105,11 @@ class HostReduceTest {
         assertEquals(0x8000, one(DataType.BFLOAT16, ReduceOp.MIN, 1, 0x0000, 0x8000));
         assertEquals(Float.floatToRawIntBits(1.5f), one(DataType.FLOAT32, ReduceOp.AVG, 2,
                 Float.floatToRawIntBits(1f), Float.floatToRawIntBits(2f)));
+        // AVG divides before adding: no overflow where the sum itself would not fit the type
+        assertEquals(0x7BFF, one(DataType.FLOAT16, ReduceOp.AVG, 2, 0x7BFF, 0x7BFF)); // (65504 + 65504) / 2
+        assertEquals(0x7E, one(DataType.FLOAT8E4M3, ReduceOp.AVG, -2, 0x7E, 0x7E)); // 448 + 448 / 2 saturates
+        assertEquals(Float.floatToRawIntBits(3f), one(DataType.FLOAT32, ReduceOp.AVG, -2,
+                Float.floatToRawIntBits(2f), Float.floatToRawIntBits(2f))); // running average: a + b / 2
         assertEquals(0x7FFFFFFFL, one(DataType.FLOAT32, ReduceOp.MIN, 1, 0xFFC00000L, 0x7FC00001L));
     }
 
@@ -146,6 +152,7 @@ class HostReduceTest {
     @Test
     void rejectsBadArguments() {
         assertThrows(FlexLinkException.class, () -> HostReduce.reduce(0, 0, 0, 1, DataType.FLOAT32, ReduceOp.AVG, 0));
+        assertThrows(FlexLinkException.class, () -> HostReduce.reduce(0, 0, 0, 1, DataType.INT32, ReduceOp.AVG, -2));
         assertThrows(FlexLinkException.class, () -> HostReduce.reduce(0, 0, 0, -1, DataType.FLOAT32, ReduceOp.SUM, 1));
         HostReduce.reduce(0, 0, 0, 0, DataType.FLOAT32, ReduceOp.SUM, 1); // nothing to touch
     }
@@ -161,6 +168,9 @@ class HostReduceTest {
         }
         for (int div : DIVISORS) {
             check(t, ReduceOp.AVG, div, x, y, n);
+            if (t.isFloatingPoint()) {
+                check(t, ReduceOp.AVG, -div, x, y, n); // the running-average step of ReduceChain
+            }
         }
     }
 
@@ -298,7 +308,9 @@ class HostReduceTest {
             case PROD: return (float) (a * b);
             case MAX: return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.max(a, b);
             case MIN: return Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b);
-            default: return (float) ((float) (a + b) / div);
+            default: // AVG divides before adding: a/d + b/d, or a + b/|d| for d < 0; each step rounded to float
+                return div > 0 ? (float) ((double) (float) (a / div) + (float) (b / div))
+                        : (float) (a + (float) (b / -div));
         }
     }
 
@@ -312,7 +324,7 @@ class HostReduceTest {
             case PROD: r = exactProduct(a, b); break;
             case MAX: r = Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.max(a, b); break;
             case MIN: r = Double.isNaN(a) ? b : Double.isNaN(b) ? a : Math.min(a, b); break;
-            default: r = quotient(exactSum(a, b), div);
+            default: r = div > 0 ? exactSum(quotient(a, div), quotient(b, div)) : exactSum(a, quotient(b, -div));
         }
         return Double.isNaN(r) ? 0x7FFFFFFFFFFFFFFFL : Double.doubleToRawLongBits(r);
     }
