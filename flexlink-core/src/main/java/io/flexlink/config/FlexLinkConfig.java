@@ -215,9 +215,20 @@ public final class FlexLinkConfig {
         return get(PATHS);
     }
 
-    /** Fixed shares per auxiliary path; empty when the balancer chooses ({@code auto}). */
+    /**
+     * Fixed shares per auxiliary path; empty when the balancer chooses ({@code auto}). A share for a path
+     * that {@link #PATHS} does not enable is an error, not a silent zero.
+     */
     public Map<String, Double> shares() {
-        return get(SHARE);
+        Map<String, Double> shares = get(SHARE);
+        List<String> paths = paths();
+        for (String path : shares.keySet()) {
+            if (!paths.contains(path)) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.share: gives a share to path '" + path
+                        + "', which flexlink.paths (" + String.join(",", paths) + ") does not enable");
+            }
+        }
+        return shares;
     }
 
     public long chunkBytes() {
