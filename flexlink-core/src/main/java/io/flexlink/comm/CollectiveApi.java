@@ -22,6 +22,9 @@ abstract class CollectiveApi implements Communicator {
         this.device = device;
     }
 
+    /** Fails a call on a closed communicator before its arguments are checked (NCCL's order of errors). */
+    abstract void checkNotClosed();
+
     /** Validates and enqueues one call ({@code op} is ignored by collectives that do not reduce). */
     abstract void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
                       Stream stream);
@@ -43,6 +46,7 @@ abstract class CollectiveApi implements Communicator {
 
     @Override
     public void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, Stream stream) {
+        checkNotClosed();
         Validator.checkBuffers(Collective.ALL_REDUCE, send, recv, count, type, 0, rank, size, device);
         allReduce(Validator.address(send), Validator.address(recv), count, type, op, stream);
     }
@@ -54,6 +58,7 @@ abstract class CollectiveApi implements Communicator {
 
     @Override
     public void allGather(Buffer send, Buffer recv, long sendCount, DataType type, Stream stream) {
+        checkNotClosed();
         Validator.checkBuffers(Collective.ALL_GATHER, send, recv, sendCount, type, 0, rank, size, device);
         allGather(Validator.address(send), Validator.address(recv), sendCount, type, stream);
     }
@@ -65,6 +70,7 @@ abstract class CollectiveApi implements Communicator {
 
     @Override
     public void reduceScatter(Buffer send, Buffer recv, long recvCount, DataType type, ReduceOp op, Stream stream) {
+        checkNotClosed();
         Validator.checkBuffers(Collective.REDUCE_SCATTER, send, recv, recvCount, type, 0, rank, size, device);
         reduceScatter(Validator.address(send), Validator.address(recv), recvCount, type, op, stream);
     }
@@ -76,6 +82,7 @@ abstract class CollectiveApi implements Communicator {
 
     @Override
     public void broadcast(Buffer send, Buffer recv, long count, DataType type, int root, Stream stream) {
+        checkNotClosed();
         Validator.checkBuffers(Collective.BROADCAST, send, recv, count, type, root, rank, size, device);
         broadcast(Validator.address(send), Validator.address(recv), count, type, root, stream);
     }
@@ -87,6 +94,7 @@ abstract class CollectiveApi implements Communicator {
 
     @Override
     public void reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root, Stream stream) {
+        checkNotClosed();
         Validator.checkBuffers(Collective.REDUCE, send, recv, count, type, root, rank, size, device);
         reduce(Validator.address(send), Validator.address(recv), count, type, op, root, stream);
     }

@@ -71,11 +71,16 @@ final class CommLifecycle {
         return abortRequested;
     }
 
-    /** Under the lock, before a call: closed, broken by an asynchronous error (its result), or aborted. */
-    void checkUsable() {
+    /** Without the lock, before the arguments are looked at: a closed communicator is a usage error first. */
+    void checkNotClosed() {
         if (closed) {
             throw new FlexLinkException(Result.INVALID_USAGE, "communicator: rank " + rank + " was closed");
         }
+    }
+
+    /** Under the lock, before a call: closed, broken by an asynchronous error (its result), or aborted. */
+    void checkUsable() {
+        checkNotClosed();
         FlexLinkException e = health.check();
         if (e != null) {
             throw new FlexLinkException(e.result(), "communicator: rank " + rank + "/" + size + " has an "

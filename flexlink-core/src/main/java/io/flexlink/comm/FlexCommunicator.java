@@ -115,6 +115,11 @@ public final class FlexCommunicator extends CollectiveApi {
     // ---- the collectives ----
 
     @Override
+    void checkNotClosed() {
+        life.checkNotClosed();
+    }
+
+    @Override
     void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
              Stream userStream) {
         lock.lock();

@@ -137,6 +137,11 @@ class BadInputTest {
                 () -> two[0].allReduce(send, recv, N, DataType.FLOAT32, ReduceOp.SUM, stream));
         assertEquals(Result.INVALID_USAGE, e.result());
         assertTrue(e.getMessage().contains("communicator"));
+        // a closed communicator is reported first, even when the arguments are wrong too
+        FlexLinkException both = assertThrows(FlexLinkException.class,
+                () -> two[0].allReduce(send, recv, N * 100, DataType.FLOAT32, ReduceOp.SUM, stream));
+        assertEquals(Result.INVALID_USAGE, both.result(), both.getMessage());
+        assertTrue(both.getMessage().contains("closed"), both.getMessage());
         assertEquals(before, backend.enqueuedOps(stream));
         two[1].close();
         stillWorks();
