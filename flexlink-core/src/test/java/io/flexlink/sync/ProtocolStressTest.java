@@ -9,9 +9,13 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLink;
 import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.runtime.host.HostFaults;
 import io.flexlink.testing.CollectiveHarness;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import java.util.concurrent.locks.LockSupport;
@@ -62,6 +66,74 @@ class ProtocolStressTest {
             });
             for (Communicator c : comms) {
                 c.close();
+            }
+        }
+    }
+
+    /**
+     * Collectives back to back with no synchronization between them, under the same random delays: a
+     * call's counters start where the previous call's left off while that call may still be running on
+     * the streams. 300 in-place AllReduces of seeded random int32 over 3 ranks: each multiplies the sum
+     * by 3, so the result is known in closed form (wrapping like the type).
+     */
+    @Test
+    void pipelinedCollectivesUnderRandomDelays() {
+        int n = 3;
+        int count = 25_000; // the PCIe share spans 15 chunks of 4K per producer through 2 slots
+        int calls = 300;
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie")
+                .set(FlexLinkConfig.SHARE, "pcie=0.6").set(FlexLinkConfig.CHUNK_BYTES, "4K")
+                .set(FlexLinkConfig.SLOTS, "2").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").build();
+        try (HostBackend backend = new HostBackend(config)) {
+            ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
+                    () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
+            backend.setFaults((stream, op) -> {
+                SplittableRandom r = random.get();
+                if (r.nextInt(4) == 0) {
+                    LockSupport.parkNanos(r.nextInt(30_000));
+                }
+                return HostFaults.Action.RUN;
+            });
+            Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2);
+            RuntimeStream[] streams = new RuntimeStream[n];
+            DeviceMemory[] buffers = new DeviceMemory[n];
+            int[] sum = new int[count];
+            SplittableRandom data = new SplittableRandom(2026);
+            for (int r = 0; r < n; r++) {
+                streams[r] = backend.createStream(r, "user" + r);
+                buffers[r] = backend.allocate(r, count * 4L);
+                ByteBuffer b = ByteBuffer.allocateDirect(count * 4).order(ByteOrder.nativeOrder());
+                for (int i = 0; i < count; i++) {
+                    int v = data.nextInt();
+                    sum[i] += v;
+                    b.putInt(4 * i, v);
+                }
+                backend.upload(buffers[r].address(), b);
+            }
+            int factor = 1;
+            for (int k = 1; k < calls; k++) {
+                factor *= n;
+            }
+            int f = factor;
+            assertTimeoutPreemptively(Duration.ofMinutes(5), () -> {
+                for (int k = 0; k < calls; k++) {
+                    for (int r = 0; r < n; r++) {
+                        comms[r].allReduce(buffers[r], buffers[r], count, DataType.INT32, ReduceOp.SUM, streams[r]);
+                    }
+                }
+                for (RuntimeStream s : streams) {
+                    s.synchronize();
+                }
+            });
+            for (int r = 0; r < n; r++) {
+                ByteBuffer b = ByteBuffer.allocateDirect(count * 4).order(ByteOrder.nativeOrder());
+                backend.download(b, buffers[r].address());
+                for (int i = 0; i < count; i++) {
+                    assertEquals(sum[i] * f, b.getInt(4 * i), "rank " + r + " element " + i);
+                }
+                comms[r].close();
+                streams[r].close();
+                buffers[r].close();
             }
         }
     }
