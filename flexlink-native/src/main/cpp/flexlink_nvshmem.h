@@ -119,6 +119,7 @@ static inline int flexlink_nvshmem_loaded() {
         if (fn.field == NULL) {                                                          \
             const char *e = dlerror();                                                   \
             flexlink_nvshmem_set_message("dlsym(" name ") failed", e);                   \
+            dlclose(h); /* after copying dlerror's text, which dlclose may free */       \
             return -2;                                                                   \
         }                                                                                \
     } while (0)
@@ -126,8 +127,9 @@ static inline int flexlink_nvshmem_loaded() {
 /**
  * Opens NVSHMEM's host library: {@code path} ("" or NULL: libnvshmem_host.so.3 on the loader's search
  * path) with RTLD_NOW | RTLD_GLOBAL, as nvshmem4py does (NVSHMEM's bootstrap and transport plugins are
- * opened by name later). Returns 0, -1 when dlopen fails, -2 when a function is missing. A library
- * that is open stays open (a process never unloads NVSHMEM); calling this again returns 0.
+ * opened by name later). Returns 0, -1 when dlopen fails, -2 when a function is missing (the library is
+ * closed again). A library that is open stays open (a process never unloads NVSHMEM); calling this again
+ * returns 0.
  */
 static inline int flexlink_nvshmem_open(const char *path) {
     if (flexlink_nvshmem_handle != NULL) {

@@ -322,25 +322,25 @@ public final class CudaBackend implements Backend {
             cudart.cuDeviceGetAttribute(mem64, cudart.CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, device);
             LOG.debug("INIT device {}: CAN_USE_STREAM_WAIT_VALUE_NOR={} CAN_USE_64_BIT_STREAM_MEM_OPS={}",
                     device, nor[0], mem64[0]);
-            PinnedMemory flag = allocatePinned(64);
-            CUstream_st h = newStream(device, "memops-check");
-            try {
-                long a = flag.deviceAddress();
-                int rc = cudart.cuStreamWriteValue32(h, a, 1, cudart.CU_STREAM_WRITE_VALUE_DEFAULT);
-                if (rc == 0) {
-                    rc = cudart.cuStreamWaitValue32(h, a, 1, cudart.CU_STREAM_WAIT_VALUE_GEQ);
+            try (PinnedMemory flag = allocatePinned(64)) {
+                CUstream_st h = newStream(device, "memops-check");
+                try {
+                    long a = flag.deviceAddress();
+                    int rc = cudart.cuStreamWriteValue32(h, a, 1, cudart.CU_STREAM_WRITE_VALUE_DEFAULT);
+                    if (rc == 0) {
+                        rc = cudart.cuStreamWaitValue32(h, a, 1, cudart.CU_STREAM_WAIT_VALUE_GEQ);
+                    }
+                    int src = cudart.cudaStreamSynchronize(h);
+                    if (rc != 0 || src != 0 || flag.readCounter(0) != 1) {
+                        throw new FlexLinkException(Result.SYSTEM_ERROR, "device " + device + " ("
+                                + topology.gpu(device).model() + ") cannot run stream memory operations"
+                                + " (cuStreamWaitValue32/cuStreamWriteValue32), which the PCIe path needs: "
+                                + (rc != 0 ? CudaLibraries.driverError(rc) : src != 0 ? CudaLibraries.cudaError(src)
+                                : "the written value did not arrive"));
+                    }
+                } finally {
+                    cudart.cudaStreamDestroy(h);
                 }
-                int src = cudart.cudaStreamSynchronize(h);
-                if (rc != 0 || src != 0 || flag.readCounter(0) != 1) {
-                    throw new FlexLinkException(Result.SYSTEM_ERROR, "device " + device + " ("
-                            + topology.gpu(device).model() + ") cannot run stream memory operations"
-                            + " (cuStreamWaitValue32/cuStreamWriteValue32), which the PCIe path needs: "
-                            + (rc != 0 ? CudaLibraries.driverError(rc) : src != 0 ? CudaLibraries.cudaError(src)
-                            : "the written value did not arrive"));
-                }
-            } finally {
-                cudart.cudaStreamDestroy(h);
-                flag.close();
             }
             memOpsChecked[device] = true;
         }

@@ -6,9 +6,11 @@ import org.bytedeco.cuda.global.cudart;
  * The calling thread's current CUDA device, cached so that hot paths call {@code cudaSetDevice} only
  * when the device really changes. The cache can go stale when code outside FlexLink calls
  * {@code cudaSetDevice} on the same thread; {@link #refresh()} re-reads it (the NCCL facade does so on
- * entry, and init paths use {@link #enter}/{@link #exit}, which read the real device first).
+ * entry, and init paths use {@link #enter}/{@link #exit}, which read the real device first). Code of other
+ * packages that must switch devices (the NVSHMEM path) goes through {@link #enter}/{@link #exit} too, never
+ * {@code cudaSetDevice} itself, so that the cache stays true.
  */
-final class Devices {
+public final class Devices {
     /** [0] = the current device as last set or read, -1 when unknown. */
     private static final ThreadLocal<int[]> CURRENT = ThreadLocal.withInitial(() -> new int[] {-1});
 
@@ -42,14 +44,14 @@ final class Devices {
     }
 
     /** Makes {@code device} current for an init-path call; returns the device to restore with {@link #exit}. */
-    static int enter(int device) {
+    public static int enter(int device) {
         int previous = refresh();
         use(device);
         return previous;
     }
 
     /** Restores the device {@link #enter} returned. */
-    static void exit(int previous) {
+    public static void exit(int previous) {
         if (previous >= 0) {
             use(previous);
         }

@@ -107,8 +107,24 @@ final class FacadeCalls {
         }
     }
 
+    /**
+     * True when {@code out} (an {@code int[]}, {@link IntBuffer} or {@link IntPointer}) can take one int at
+     * its start: not null, not a NULL pointer, not empty or read-only. NCCL answers ncclInvalidArgument
+     * for a NULL output; the facade does the same rather than throw.
+     */
+    static boolean writable(Object out) {
+        if (out instanceof int[]) {
+            return ((int[]) out).length >= 1;
+        }
+        if (out instanceof IntBuffer) {
+            IntBuffer b = (IntBuffer) out;
+            return b.hasRemaining() && !b.isReadOnly();
+        }
+        return out instanceof IntPointer && ((IntPointer) out).address() != 0;
+    }
+
     static int answer(ncclComm comm, int what, Object out) {
-        if (out == null) {
+        if (!writable(out)) {
             return Result.INVALID_ARGUMENT.code();
         }
         int v;
@@ -123,11 +139,7 @@ final class FacadeCalls {
             return Result.INVALID_ARGUMENT.code();
         }
         if (out instanceof int[]) {
-            int[] a = (int[]) out;
-            if (a.length < 1) {
-                return Result.INVALID_ARGUMENT.code();
-            }
-            a[0] = v;
+            ((int[]) out)[0] = v;
         } else if (out instanceof IntBuffer) {
             IntBuffer b = (IntBuffer) out;
             b.put(b.position(), v);

@@ -85,6 +85,9 @@ public final class FlexNccl {
     // ---- version, ids, errors ----
 
     public static int ncclGetVersion(IntPointer version) {
+        if (!FacadeCalls.writable(version)) {
+            return ncclInvalidArgument;
+        }
         int[] v = new int[1];
         int rc = ncclGetVersion(v);
         if (rc == ncclSuccess) {
@@ -94,6 +97,9 @@ public final class FlexNccl {
     }
 
     public static int ncclGetVersion(IntBuffer version) {
+        if (!FacadeCalls.writable(version)) {
+            return ncclInvalidArgument;
+        }
         int[] v = new int[1];
         int rc = ncclGetVersion(v);
         if (rc == ncclSuccess) {
@@ -201,6 +207,9 @@ public final class FlexNccl {
 
     /** Waits for the communicator's work, then frees it. */
     public static int ncclCommDestroy(ncclComm comm) {
+        if (comm == null || comm.address() == 0) {
+            return ncclSuccess; // as NCCL: destroying or aborting NULL is a no-op
+        }
         FacadeComm c = NcclFacade.remove(comm);
         if (c == null) {
             return ncclInvalidArgument;
@@ -217,6 +226,9 @@ public final class FlexNccl {
 
     /** Stops the communicator's work (streams blocked in it are released) and frees it. */
     public static int ncclCommAbort(ncclComm comm) {
+        if (comm == null || comm.address() == 0) {
+            return ncclSuccess; // as NCCL: destroying or aborting NULL is a no-op
+        }
         FacadeComm c = NcclFacade.remove(comm);
         if (c == null) {
             return ncclInvalidArgument;

@@ -32,7 +32,13 @@ final class NcclErrors {
     }
 
     static String text(int rc) {
-        BytePointer s = nccl.ncclGetErrorString(rc);
-        return (s == null ? "ncclResult" : s.getString()) + " (" + rc + ")";
+        String s = null;
+        try {
+            BytePointer p = nccl.ncclGetErrorString(rc);
+            s = p == null ? null : p.getString();
+        } catch (RuntimeException | LinkageError e) {
+            // NCCL cannot be loaded (a code from a test, or from a path without NCCL): FlexLink's text below
+        }
+        return (s != null ? s : Result.fromCode(rc).description()) + " (" + rc + ")";
     }
 }

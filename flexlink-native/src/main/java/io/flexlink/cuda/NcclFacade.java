@@ -12,6 +12,7 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.nccl;
 import org.bytedeco.javacpp.Pointer;
@@ -145,7 +146,8 @@ final class NcclFacade {
         return register(comm, nccls.size() == 1 ? nccls.get(0) : null, backend);
     }
 
-    private static long register(Communicator comm, NcclComm nccl, CudaBackend backend) {
+    /** Registers {@code comm} under a fresh handle (package-private: tests register host-backend ones). */
+    static long register(Communicator comm, NcclComm nccl, CudaBackend backend) {
         long handle = HANDLE_TAG | NEXT.getAndIncrement();
         COMMS.put(handle, new FacadeComm(handle, comm, nccl, backend));
         LOG.debug("INIT FlexNccl comm 0x{}: {}", Long.toHexString(handle), comm);
@@ -160,22 +162,60 @@ final class NcclFacade {
     }
 
     static void groupEnd() {
+        groupEnd(() -> nccl.ncclGroupEnd());
+    }
+
+    /**
+     * Ends both groups whatever fails: NCCL's (through {@code ncclGroupEnd}, a parameter for tests) first,
+     * so that FlexLink's group end launches everything at once, then FlexLink's, even when NCCL's failed
+     * (else this thread would stay in a group and defer every later call). Both decrement their depth
+     * before they can fail, as NCCL's does; the first failure is thrown, a second one suppressed in it.
+     */
+    static void groupEnd(IntSupplier ncclGroupEnd) {
         int[] g = GROUP.get();
+        Throwable failure = null;
         if (g[0] > 0 && --g[0] == 0 && g[1] != 0) {
-            // release our NCCL group first, so that FlexLink's group end launches everything at once
             g[1] = 0;
-            NcclErrors.check(nccl.ncclGroupEnd(), "ncclGroupEnd", null);
+            try {
+                NcclErrors.check(ncclGroupEnd.getAsInt(), "ncclGroupEnd", null);
+            } catch (RuntimeException | Error e) {
+                failure = e;
+            }
         }
-        FlexLink.groupEnd();
+        try {
+            FlexLink.groupEnd();
+        } catch (RuntimeException | Error e) {
+            if (failure == null) {
+                failure = e;
+            } else {
+                failure.addSuppressed(e);
+            }
+        }
+        if (failure instanceof RuntimeException) {
+            throw (RuntimeException) failure;
+        }
+        if (failure != null) {
+            throw (Error) failure;
+        }
     }
 
     /** Inside a facade group, opens NCCL's group (once) before a point-to-point call joins it. */
     static void joinGroupForP2p() {
+        joinGroupForP2p(() -> nccl.ncclGroupStart());
+    }
+
+    /** {@link #joinGroupForP2p()} with NCCL's {@code ncclGroupStart} as a parameter (tests). */
+    static void joinGroupForP2p(IntSupplier ncclGroupStart) {
         int[] g = GROUP.get();
         if (g[0] > 0 && g[1] == 0 && Groups.active()) {
-            NcclErrors.check(nccl.ncclGroupStart(), "ncclGroupStart", null);
+            NcclErrors.check(ncclGroupStart.getAsInt(), "ncclGroupStart", null);
             g[1] = 1;
         }
+    }
+
+    /** This thread's facade group depth (tests). */
+    static int groupDepth() {
+        return GROUP.get()[0];
     }
 
     /** The result code for a failed call (logged at debug: the caller gets the code). */

@@ -6,6 +6,7 @@ import io.flexlink.topo.Topology;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,6 +20,15 @@ import org.slf4j.LoggerFactory;
 final class NumaPlacement {
     private static final Logger LOG = LoggerFactory.getLogger(NumaPlacement.class);
     static final Path NODES = Path.of("/sys/devices/system/node");
+    /** mbind through the javacpp-built helper; a lambda, so that its class loads only when called. */
+    static final Binder NATIVE = (address, len, node) -> NumaNative.flexlink_numa_bind(address, len, node);
+    private static final AtomicBoolean UNAVAILABLE_LOGGED = new AtomicBoolean();
+
+    /** Binds {@code [address, address + len)} to {@code node}: 0 or an errno. */
+    @FunctionalInterface
+    interface Binder {
+        int bind(long address, long len, int node);
+    }
 
     private NumaPlacement() {
     }
@@ -53,6 +63,12 @@ final class NumaPlacement {
      * placement only makes copies faster.
      */
     static int bind(long address, long bytes, MemoryPlacement placement, Topology topology, boolean force) {
+        return bind(address, bytes, placement, topology, force, NATIVE);
+    }
+
+    /** {@link #bind} through {@code binder} (tests stand in for the native helper). */
+    static int bind(long address, long bytes, MemoryPlacement placement, Topology topology, boolean force,
+                    Binder binder) {
         int bound = 0;
         for (int i = 0; i < placement.regions(); i++) {
             long start = placement.start(i);
@@ -61,7 +77,16 @@ final class NumaPlacement {
             if (len <= 0 || node < 0) {
                 continue;
             }
-            int rc = NumaNative.flexlink_numa_bind(address + start, len, node);
+            int rc;
+            try {
+                rc = binder.bind(address + start, len, node);
+            } catch (LinkageError | RuntimeException e) {
+                // the helper library could not be loaded (or linked): the staging stays where it is
+                if (UNAVAILABLE_LOGGED.compareAndSet(false, true)) {
+                    LOG.warn("INIT numa: cannot bind staging memory to NUMA nodes, it stays unbound: {}", e.toString());
+                }
+                return bound;
+            }
             if (rc == 0) {
                 bound++;
             } else {

@@ -89,8 +89,14 @@ final class PinnedAllocator {
     CudaPinnedMemory createPlaced(long bytes, Path dir, io.flexlink.runtime.MemoryPlacement placement,
                                   io.flexlink.topo.Topology topology, boolean force) {
         ShmSegment seg = ShmSegment.create(dir, bytes);
-        int bound = NumaPlacement.bind(seg.address(), seg.mappedBytes(), placement, topology, force);
-        CudaBackend.LOG.debug("INIT numa: staging of {} B, {} of {} regions bound", bytes, bound, placement.regions());
+        try {
+            int bound = NumaPlacement.bind(seg.address(), seg.mappedBytes(), placement, topology, force);
+            CudaBackend.LOG.debug("INIT numa: staging of {} B, {} of {} regions bound", bytes, bound,
+                    placement.regions());
+        } catch (RuntimeException | Error e) {
+            seg.close(); // unmaps and unlinks: no file left in /dev/shm
+            throw e;
+        }
         return register(seg);
     }
 
@@ -104,23 +110,32 @@ final class PinnedAllocator {
      * Mapped)}); this process's streams wait on its counters through its own device pointer.
      */
     private CudaPinnedMemory register(ShmSegment seg) {
+        boolean registered = false;
         RawPointer p = new RawPointer().set(seg.address());
-        int rc = cudart.cudaHostRegister(p, seg.mappedBytes(),
-                cudart.cudaHostRegisterPortable | cudart.cudaHostRegisterMapped);
-        if (rc != 0) {
+        try {
+            int rc = cudart.cudaHostRegister(p, seg.mappedBytes(),
+                    cudart.cudaHostRegisterPortable | cudart.cudaHostRegisterMapped);
+            if (rc != 0) {
+                throw new FlexLinkException(Result.SYSTEM_ERROR, "cudaHostRegister(" + seg + ", Portable|Mapped): "
+                        + CudaLibraries.cudaError(rc));
+            }
+            registered = true;
+            long[] dev = new long[1];
+            int drc = cudart.cuMemHostGetDevicePointer(dev, p, 0);
+            if (drc != 0) {
+                throw CudaCheck.drvError(drc, "cuMemHostGetDevicePointer(" + seg + ")");
+            }
+            CudaPinnedMemory m = new CudaPinnedMemory(backend, seg.address(), dev[0], seg.byteSize(), seg.name(), seg);
+            liveBytes.addAndGet(seg.byteSize());
+            return m;
+        } catch (RuntimeException | Error e) {
+            // any failure (also cudart failing to load) unpins and closes the file: no /dev/shm leftover
+            if (registered) {
+                cudart.cudaHostUnregister(p);
+            }
             seg.close();
-            throw new FlexLinkException(Result.SYSTEM_ERROR, "cudaHostRegister(" + seg + ", Portable|Mapped): "
-                    + CudaLibraries.cudaError(rc));
+            throw e;
         }
-        long[] dev = new long[1];
-        int drc = cudart.cuMemHostGetDevicePointer(dev, p, 0);
-        if (drc != 0) {
-            cudart.cudaHostUnregister(p);
-            seg.close();
-            throw CudaCheck.drvError(drc, "cuMemHostGetDevicePointer(" + seg + ")");
-        }
-        liveBytes.addAndGet(seg.byteSize());
-        return new CudaPinnedMemory(backend, seg.address(), dev[0], seg.byteSize(), seg.name(), seg);
     }
 
     /** Frees {@code m} once its last reference is gone (cudaFreeHost waits for work using it). */

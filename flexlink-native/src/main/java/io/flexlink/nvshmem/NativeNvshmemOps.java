@@ -1,8 +1,8 @@
 package io.flexlink.nvshmem;
 
 import io.flexlink.cuda.CudaStream;
+import io.flexlink.cuda.Devices;
 import io.flexlink.runtime.RuntimeStream;
-import org.bytedeco.cuda.global.cudart;
 
 /**
  * {@link NvshmemOps} through the shim, on CUDA streams ({@link CudaStream#address()} is the
@@ -10,20 +10,22 @@ import org.bytedeco.cuda.global.cudart;
  * slot is in flight at a time, so setting equals counting and a value never goes back.
  */
 final class NativeNvshmemOps implements NvshmemOps {
-    private final int[] current = new int[1];
-
     private static long raw(RuntimeStream s) {
         return ((CudaStream) s).address();
     }
 
-    /** NVSHMEM launches its on-stream work on the calling thread's current device. */
+    /**
+     * NVSHMEM launches its on-stream work on the calling thread's current device. Through the CUDA
+     * backend's per-thread device cache, so that it stays true for the kernel launches that follow.
+     */
     @Override
     public int useDevice(int device) {
-        int previous = cudart.cudaGetDevice(current) == 0 ? current[0] : -1;
-        if (previous != device) {
-            cudart.cudaSetDevice(device);
-        }
-        return previous;
+        return Devices.enter(device);
+    }
+
+    @Override
+    public void restoreDevice(int previous) {
+        Devices.exit(previous);
     }
 
     @Override

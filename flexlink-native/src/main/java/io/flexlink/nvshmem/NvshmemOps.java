@@ -11,6 +11,9 @@ interface NvshmemOps {
     /** Makes {@code device} the calling thread's current device; returns the previous one (-1: unknown). */
     int useDevice(int device);
 
+    /** Makes {@code previous}, as {@link #useDevice} returned it, current again (-1: nothing to restore). */
+    void restoreDevice(int previous);
+
     /** nvshmemx_putmem_signal_on_stream: the data, then {@code signal = value} (NVSHMEM_SIGNAL_SET) on {@code pe}. */
     void putSignal(RuntimeStream stream, long dst, long src, long bytes, long signal, long value, int pe);
 

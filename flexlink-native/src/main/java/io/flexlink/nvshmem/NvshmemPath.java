@@ -12,6 +12,8 @@ import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.ChunkPlan;
+import java.util.ArrayList;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,14 +81,32 @@ public final class NvshmemPath implements Path {
         this.geometry = new SliceGeometry(size);
         this.device = device;
         this.loopback = size == 1;
-        this.sendStream = backend.createStream(device, "nvshmem.send.r" + rank);
-        this.recvStream = backend.createStream(device, "nvshmem.recv.r" + rank);
+        // what is made before a failure is closed again, in reverse order (the caller keeps the buffer)
+        List<AutoCloseable> made = new ArrayList<>(4);
+        try {
+            this.sendStream = made(made, backend.createStream(device, "nvshmem.send.r" + rank));
+            this.recvStream = made(made, backend.createStream(device, "nvshmem.recv.r" + rank));
+            this.reduced = made(made, backend.allocatePinned(64));
+            this.scratch = new Scratch(backend, device); // allocates on first use only
+            this.scratchFree = backend.createEvent(device, false);
+        } catch (RuntimeException | Error e) {
+            for (int i = made.size() - 1; i >= 0; i--) {
+                try {
+                    made.get(i).close();
+                } catch (Exception | Error c) {
+                    e.addSuppressed(c);
+                }
+            }
+            throw e;
+        }
         this.streams = new RuntimeStream[] {sendStream, recvStream};
-        this.reduced = backend.allocatePinned(64);
-        this.scratch = new Scratch(backend, device);
-        this.scratchFree = backend.createEvent(device, false);
         LOG.debug("PATH nvshmem rank {}/{} device {}: {}{}", rank, size, device, buffer,
                 loopback ? ", loopback" : "");
+    }
+
+    private static <T extends AutoCloseable> T made(List<AutoCloseable> made, T resource) {
+        made.add(resource);
+        return resource;
     }
 
     @Override
@@ -108,9 +128,7 @@ public final class NvshmemPath implements Path {
                 ops.barrier(sendStream);
                 sendStream.synchronize();
             } finally {
-                if (previous >= 0 && previous != device) {
-                    ops.useDevice(previous);
-                }
+                ops.restoreDevice(previous);
             }
         }
     }
@@ -118,23 +136,28 @@ public final class NvshmemPath implements Path {
     @Override
     public void enqueue(CollectiveCall call, long offset, long length) {
         synchronized (lock) {
-            ops.useDevice(device);
-            geometry.begin();
-            int sz = call.type.size();
-            switch (call.collective) {
-                case ALL_GATHER:
-                    gather(call, allRanks(), offset, length, sz);
-                    break;
-                case BROADCAST:
-                    gather(call, 1L << call.root, offset, length, sz);
-                    break;
-                case ALL_REDUCE:
-                case REDUCE_SCATTER:
-                case REDUCE:
-                    scatterReduce(call, offset, length, sz);
-                    break;
-                default:
-                    throw new IllegalStateException("nvshmem: " + call.collective);
+            // the caller's thread gets its device back: FlexLink's cache of it stays true (Devices)
+            int previous = ops.useDevice(device);
+            try {
+                geometry.begin();
+                int sz = call.type.size();
+                switch (call.collective) {
+                    case ALL_GATHER:
+                        gather(call, allRanks(), offset, length, sz);
+                        break;
+                    case BROADCAST:
+                        gather(call, 1L << call.root, offset, length, sz);
+                        break;
+                    case ALL_REDUCE:
+                    case REDUCE_SCATTER:
+                    case REDUCE:
+                        scatterReduce(call, offset, length, sz);
+                        break;
+                    default:
+                        throw new IllegalStateException("nvshmem: " + call.collective);
+                }
+            } finally {
+                ops.restoreDevice(previous);
             }
         }
     }

@@ -86,11 +86,25 @@ final class NvshmemSetup {
             off[0] = failed;
             return null;
         }
-        NvshmemOps ops = new NativeNvshmemOps();
-        NvshmemChannels channels = new NvshmemChannels(ops, rank, n, slots, chunk, buffer.address());
-        NvshmemPath path = new NvshmemPath(context.backend(), ops, session, buffer, channels, rank, n,
-                context.device());
-        path.ready();
+        NvshmemPath path;
+        try {
+            NvshmemOps ops = new NativeNvshmemOps();
+            NvshmemChannels channels = new NvshmemChannels(ops, rank, n, slots, chunk, buffer.address());
+            path = new NvshmemPath(context.backend(), ops, session, buffer, channels, rank, n, context.device());
+        } catch (RuntimeException | Error e) {
+            buffer.close(); // retired: freed at a later setup once every rank has retired it
+            throw e;
+        }
+        try {
+            path.ready();
+        } catch (RuntimeException | Error e) {
+            try {
+                path.close(); // its streams, memory and the buffer
+            } catch (RuntimeException | Error c) {
+                e.addSuppressed(c);
+            }
+            throw e;
+        }
         return path;
     }
 

@@ -2,14 +2,25 @@ package io.flexlink.cuda;
 
 import static io.flexlink.cuda.FlexNccl.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
+import io.flexlink.Communicator;
+import io.flexlink.FlexLink;
+import io.flexlink.FlexLinkException;
+import io.flexlink.comm.Groups;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.host.HostBackend;
+import java.nio.IntBuffer;
+import java.util.function.IntSupplier;
 import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.PointerPointer;
 import org.junit.jupiter.api.Test;
 
-/** Where CUDA is absent the facade answers with result codes: no exception, no crash. */
+/** The facade answers with result codes, never exceptions; where CUDA is absent too. */
 class FlexNcclNoGpuTest {
 
     @Test
@@ -32,8 +43,125 @@ class FlexNcclNoGpuTest {
         assertEquals(ncclInvalidArgument, ncclAllReduce(null, null, 1, ncclFloat, ncclSum, null, null));
         assertEquals(ncclInvalidArgument, ncclSend(null, 1, ncclFloat, 0, bogus, null));
         assertEquals(ncclInvalidArgument, ncclCommCount(bogus, new int[1]));
-        assertEquals(ncclInvalidArgument, ncclCommDestroy(bogus));
-        assertEquals(ncclInvalidArgument, ncclCommAbort(null));
+        // NCCL's ncclCommDestroy(NULL) and ncclCommAbort(NULL) are no-ops that succeed
+        assertEquals(ncclSuccess, ncclCommDestroy(bogus));
+        assertEquals(ncclSuccess, ncclCommDestroy(null));
+        assertEquals(ncclSuccess, ncclCommAbort(bogus));
+        assertEquals(ncclSuccess, ncclCommAbort(null));
+        ncclComm unknown = new ncclComm();
+        NcclFacade.setAddress(unknown, NcclFacade.HANDLE_TAG | 0x7FFF_FFFFL); // a handle never handed out
+        assertEquals(ncclInvalidArgument, ncclCommDestroy(unknown));
+        assertEquals(ncclInvalidArgument, ncclCommAbort(unknown));
+        NcclFacade.setAddress(unknown, 0);
+    }
+
+    @Test
+    void nullOrEmptyOutputsAreInvalidArgumentsNotExceptions() {
+        assertEquals(ncclInvalidArgument, ncclGetVersion((IntPointer) null));
+        assertEquals(ncclInvalidArgument, ncclGetVersion(new IntPointer())); // address 0: NCCL's NULL
+        assertEquals(ncclInvalidArgument, ncclGetVersion((IntBuffer) null));
+        assertEquals(ncclInvalidArgument, ncclGetVersion(IntBuffer.allocate(0)));
+        assertEquals(ncclInvalidArgument, ncclGetVersion(IntBuffer.allocate(1).asReadOnlyBuffer()));
+        assertEquals(ncclInvalidArgument, ncclGetVersion((int[]) null));
+        assertEquals(ncclInvalidArgument, ncclGetVersion(new int[0]));
+        try (IntPointer v = new IntPointer(1)) {
+            int rc = ncclGetVersion(v);
+            assertEquals(CudaLibraries.ncclAvailable() ? ncclSuccess : ncclSystemError, rc);
+        }
+    }
+
+    /** Queries of a registered communicator (a host-backend one: no CUDA needed) with every kind of output. */
+    @Test
+    void queriesAnswerThroughEveryOutputKindAndRefuseNullOnes() {
+        try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().set(FlexLinkConfig.HOST_DEVICES, "2")
+                .build())) {
+            Communicator[] comms = FlexLink.initAll(backend, backend.config(), 0, 1);
+            ncclComm comm = new ncclComm();
+            NcclFacade.setAddress(comm, NcclFacade.register(comms[1], null, null));
+            try {
+                assertEquals(ncclInvalidArgument, ncclCommCount(comm, new IntPointer()));
+                assertEquals(ncclInvalidArgument, ncclCommCount(comm, (IntPointer) null));
+                assertEquals(ncclInvalidArgument, ncclCommUserRank(comm, IntBuffer.allocate(0)));
+                assertEquals(ncclInvalidArgument, ncclCommCuDevice(comm, IntBuffer.allocate(1).asReadOnlyBuffer()));
+                assertEquals(ncclInvalidArgument, ncclCommCuDevice(comm, new int[0]));
+                int[] a = new int[1];
+                assertEquals(ncclSuccess, ncclCommCount(comm, a));
+                assertEquals(2, a[0]);
+                IntBuffer b = IntBuffer.allocate(3).position(2);
+                assertEquals(ncclSuccess, ncclCommUserRank(comm, b));
+                assertEquals(1, b.get(2));
+                try (IntPointer p = new IntPointer(1)) {
+                    assertEquals(ncclSuccess, ncclCommCuDevice(comm, p));
+                    assertEquals(1, p.get(0));
+                    assertEquals(ncclSuccess, ncclCommGetAsyncError(comm, p));
+                    assertEquals(ncclSuccess, p.get(0));
+                }
+            } finally {
+                assertEquals(ncclSuccess, ncclCommDestroy(comm));
+                comms[0].close();
+            }
+            assertEquals(ncclInvalidArgument, ncclCommCount(comm, new int[1]), "destroyed");
+            NcclFacade.setAddress(comm, 0);
+        }
+    }
+
+    /**
+     * A failing NCCL group end (after ncclSend/ncclRecv opened NCCL's group) still ends FlexLink's group,
+     * and a failing FlexLink group end still ends NCCL's: the thread is out of every group afterwards.
+     */
+    @Test
+    void aFailingGroupEndStillEndsBothGroups() {
+        int[] ncclDepth = new int[1];
+        IntSupplier start = () -> {
+            ncclDepth[0]++;
+            return ncclSuccess;
+        };
+        assertEquals(ncclSuccess, ncclGroupStart());
+        assertEquals(ncclSuccess, ncclGroupStart());
+        NcclFacade.joinGroupForP2p(start);
+        NcclFacade.joinGroupForP2p(start); // once per group
+        assertEquals(1, ncclDepth[0]);
+        NcclFacade.groupEnd(() -> ncclInternalError); // inner: NCCL's group stays open
+        assertEquals(1, ncclDepth[0]);
+        FlexLinkException e = assertThrows(FlexLinkException.class, () -> NcclFacade.groupEnd(() -> {
+            ncclDepth[0]--;
+            return ncclInternalError;
+        }));
+        assertEquals(ncclInternalError, e.result().code());
+        assertEquals(0, ncclDepth[0]);
+        assertEquals(0, NcclFacade.groupDepth());
+        assertFalse(Groups.active(), "FlexLink's group ended although NCCL's end failed");
+
+        // FlexLink's end fails (its group was ended behind the facade's back): NCCL's is ended all the same
+        assertEquals(ncclSuccess, ncclGroupStart());
+        NcclFacade.joinGroupForP2p(start);
+        FlexLink.groupEnd();
+        e = assertThrows(FlexLinkException.class, () -> NcclFacade.groupEnd(() -> {
+            ncclDepth[0]--;
+            return ncclSuccess;
+        }));
+        assertEquals(ncclInvalidUsage, e.result().code());
+        assertEquals(0, ncclDepth[0]);
+        assertEquals(0, NcclFacade.groupDepth());
+
+        // both fail: the first failure is thrown, the second suppressed in it
+        assertEquals(ncclSuccess, ncclGroupStart());
+        NcclFacade.joinGroupForP2p(start);
+        FlexLink.groupEnd();
+        e = assertThrows(FlexLinkException.class, () -> NcclFacade.groupEnd(() -> {
+            ncclDepth[0]--;
+            return ncclRemoteError;
+        }));
+        assertEquals(ncclRemoteError, e.result().code());
+        assertEquals(1, e.getSuppressed().length);
+        assertEquals(0, ncclDepth[0]);
+        assertEquals(0, NcclFacade.groupDepth());
+        assertFalse(Groups.active());
+
+        // and the next group works
+        assertEquals(ncclSuccess, ncclGroupStart());
+        assertEquals(ncclSuccess, ncclGroupEnd());
+        assertEquals(0, NcclFacade.groupDepth());
     }
 
     @Test

@@ -2,7 +2,9 @@ package io.flexlink.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.flexlink.runtime.MemoryPlacement;
 import io.flexlink.runtime.shm.ShmSegment;
@@ -11,6 +13,7 @@ import io.flexlink.topo.Topology;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -49,6 +52,32 @@ class NumaPlacementTest {
             MemoryPlacement p = new MemoryPlacement(new long[] {0, 4096, 8192}, new int[] {0, 0, 0});
             assertEquals(3, NumaPlacement.bind(seg.address(), seg.mappedBytes(), p, t, false));
             assertTrue(NumaNative.flexlink_numa_bind(seg.address(), 4096, 100_000) != 0, "a node that cannot exist");
+        }
+    }
+
+    @Test
+    void aHelperThatCannotLoadLeavesTheMemoryUnboundWithoutThrowing() {
+        Topology t = new Topology("cuda", "test", List.of(new GpuInfo(0, "GPU", "x", 5, 16, 0, 0, 1L << 30)));
+        MemoryPlacement p = new MemoryPlacement(new long[] {0, 4096}, new int[] {0, 0});
+        int[] calls = new int[1];
+        NumaPlacement.Binder missing = (address, len, node) -> {
+            calls[0]++;
+            throw new UnsatisfiedLinkError("no jniNumaNative in java.library.path");
+        };
+        assertEquals(0, NumaPlacement.bind(1L << 30, 3 * 4096, p, t, true, missing));
+        assertEquals(1, calls[0], "the first failure ends the binding");
+    }
+
+    /** Where cudart cannot pin the staging (no CUDA here), the /dev/shm file made for it is gone again. */
+    @Test
+    void placedStagingThatCannotBePinnedLeavesNoFile(@TempDir Path dir) throws Exception {
+        assumeFalse(CudaLibraries.available(), "CUDA is available here: the registration would succeed");
+        Topology t = new Topology("cuda", "test", List.of(new GpuInfo(0, "GPU", "x", 5, 16, 0, 0, 1L << 30)));
+        MemoryPlacement p = new MemoryPlacement(new long[] {0}, new int[] {0});
+        PinnedAllocator allocator = new PinnedAllocator(null);
+        assertThrows(Throwable.class, () -> allocator.createPlaced(2 * 4096, dir, p, t, true));
+        try (Stream<Path> left = Files.list(dir)) {
+            assertEquals(List.of(), left.toList());
         }
     }
 }

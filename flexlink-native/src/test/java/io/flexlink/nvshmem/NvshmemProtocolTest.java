@@ -35,10 +35,19 @@ class NvshmemProtocolTest {
     private static final long CHUNK = 1024;
     private static final int SLOTS = 2;
 
-    /** NVSHMEM on the host backend: rank {@code rank}'s view of every rank's symmetric buffer. */
+    /** The device of the test's thread, which every path must give back after its work. */
+    private static final int CALLER_DEVICE = 7;
+
+    /**
+     * NVSHMEM on the host backend: rank {@code rank}'s view of every rank's symmetric buffer. It also
+     * follows the thread's current device: every operation must run on the rank's device (rank r uses
+     * device r here), and the path must restore the caller's afterwards.
+     */
     private static final class EmulatedOps implements NvshmemOps {
         private final PinnedMemory[] heaps;
         private final int rank;
+        int current = CALLER_DEVICE;
+        int wrongDevice;
 
         EmulatedOps(PinnedMemory[] heaps, int rank) {
             this.heaps = heaps;
@@ -49,33 +58,53 @@ class NvshmemProtocolTest {
             return local - heaps[rank].deviceAddress();
         }
 
+        private void onRanksDevice() {
+            if (current != rank) {
+                wrongDevice++;
+            }
+        }
+
         @Override
         public int useDevice(int device) {
-            return device;
+            int previous = current;
+            current = device;
+            return previous;
+        }
+
+        @Override
+        public void restoreDevice(int previous) {
+            if (previous >= 0) {
+                current = previous;
+            }
         }
 
         @Override
         public void putSignal(RuntimeStream s, long dst, long src, long bytes, long signal, long value, int pe) {
+            onRanksDevice();
             s.copy(heaps[pe].deviceAddress() + offset(dst), src, bytes);
             s.writeValue32(heaps[pe], offset(signal), (int) value);
         }
 
         @Override
         public void setSignal(RuntimeStream s, long signal, long value, int pe) {
+            onRanksDevice();
             s.writeValue32(heaps[pe], offset(signal), (int) value);
         }
 
         @Override
         public void waitAtLeast(RuntimeStream s, long signal, long value) {
+            onRanksDevice();
             s.waitValue32(heaps[rank], offset(signal), (int) value);
         }
 
         @Override
         public void quiet(RuntimeStream s) {
+            onRanksDevice();
         }
 
         @Override
         public void barrier(RuntimeStream s) {
+            onRanksDevice();
         }
     }
 
@@ -119,11 +148,13 @@ class NvshmemProtocolTest {
                 long total = NvshmemChannels.totalBytes(n, SLOTS, CHUNK);
                 PinnedMemory[] heaps = new PinnedMemory[n];
                 NvshmemPath[] paths = new NvshmemPath[n];
+                EmulatedOps[] allOps = new EmulatedOps[n];
                 for (int r = 0; r < n; r++) {
                     heaps[r] = backend.allocatePinned(total);
                 }
                 for (int r = 0; r < n; r++) {
                     EmulatedOps ops = new EmulatedOps(heaps, r);
+                    allOps[r] = ops;
                     NvshmemChannels ch = new NvshmemChannels(ops, r, n, SLOTS, CHUNK, heaps[r].deviceAddress());
                     paths[r] = new NvshmemPath(backend, ops, new Object(), heaps[r], ch, r, n, r);
                     paths[r].ready();
@@ -140,6 +171,12 @@ class NvshmemProtocolTest {
                 for (NvshmemPath p : paths) {
                     p.close();
                     p.close();
+                }
+                for (EmulatedOps ops : allOps) {
+                    if (ops.wrongDevice > 0 || ops.current != CALLER_DEVICE) {
+                        failures.add(n + " ranks, rank " + ops.rank + ": " + ops.wrongDevice
+                                + " operations off the rank's device, the thread left on device " + ops.current);
+                    }
                 }
             }
         }

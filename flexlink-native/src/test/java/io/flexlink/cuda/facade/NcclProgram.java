@@ -3,10 +3,13 @@ package io.flexlink.cuda.facade;
 import static io.flexlink.cuda.FlexNccl.*;
 import static org.bytedeco.cuda.global.cudart.*;
 
+import java.util.Arrays;
+import java.util.SplittableRandom;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
 import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerPointer;
 
@@ -58,11 +61,30 @@ public final class NcclProgram {
         }
     }
 
-    static float[] ramp(int n, float scale) {
+    /** Copies {@code values} over the device buffer {@code device}. */
+    static void upload(Pointer device, float[] values) {
+        try (FloatPointer h = new FloatPointer(values)) {
+            cuda(cudaMemcpy(device, h, 4L * values.length, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+        }
+    }
+
+    /**
+     * Seeded random small integers in [-16, 16]: sums over a few ranks are exact in float, so results
+     * compare bit for bit whatever the order of the additions.
+     */
+    static float[] randomInts(int n, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
         float[] v = new float[n];
         for (int i = 0; i < n; i++) {
-            v[i] = (i % 1000) * scale;
+            v[i] = r.nextInt(-16, 17);
         }
+        return v;
+    }
+
+    /** A pattern no collective of these tests writes (outside the data's range), to see unwritten elements. */
+    static float[] poison(int n) {
+        float[] v = new float[n];
+        Arrays.fill(v, -1000.5f);
         return v;
     }
 
@@ -79,29 +101,44 @@ public final class NcclProgram {
         ncclComm comm = new ncclComm(comms.get(0));
         CUstream_st stream = new CUstream_st();
         cuda(cudaStreamCreate(stream), "cudaStreamCreate");
-        float[] data = ramp(n, 0.5f);
+        float[] data = randomInts(n, 0x5EED0001L + n);
         Pointer send = deviceFloats(data);
-        Pointer recv = deviceFloats(new float[n]);
+        Pointer recv = deviceFloats(poison(n));
 
+        // one rank: every collective copies the input; each result is checked before the next runs, on
+        // a receive buffer poisoned again, so that a collective that wrote nothing cannot pass
         nccl(ncclAllReduce(send, recv, n, ncclFloat, ncclSum, comm, stream), "ncclAllReduce");
         cuda(cudaStreamSynchronize(stream), "sync");
         expect(data, hostFloats(recv, n), "allReduce");
 
+        upload(recv, poison(n));
         nccl(ncclAllGather(send, recv, n, ncclFloat32, comm, stream), "ncclAllGather");
+        cuda(cudaStreamSynchronize(stream), "sync");
+        expect(data, hostFloats(recv, n), "allGather");
+
+        upload(recv, poison(n));
         nccl(ncclReduceScatter(send, recv, n, ncclFloat, ncclMax, comm, stream), "ncclReduceScatter");
+        cuda(cudaStreamSynchronize(stream), "sync");
+        expect(data, hostFloats(recv, n), "reduceScatter");
+
+        upload(recv, poison(n));
         nccl(ncclBroadcast(send, recv, n, ncclFloat, 0, comm, stream), "ncclBroadcast");
+        cuda(cudaStreamSynchronize(stream), "sync");
+        expect(data, hostFloats(recv, n), "broadcast");
+
+        upload(recv, poison(n));
         nccl(ncclReduce(send, recv, n, ncclFloat, ncclAvg, 0, comm, stream), "ncclReduce");
         cuda(cudaStreamSynchronize(stream), "sync");
-        expect(data, hostFloats(recv, n), "allGather/reduceScatter/broadcast/reduce");
+        expect(data, hostFloats(recv, n), "reduce (avg of one rank)");
 
         // a Pointer with a position: bytedeco passes address + position (bytes for a plain Pointer)
-        Pointer zeros = deviceFloats(new float[n]);
+        Pointer target = deviceFloats(poison(n));
         Pointer secondHalf = new Pointer(send).position(4L * (n / 2));
-        nccl(ncclAllReduce(secondHalf, zeros, n - n / 2, ncclFloat, ncclSum, comm, stream), "ncclAllReduce positioned");
+        nccl(ncclAllReduce(secondHalf, target, n - n / 2, ncclFloat, ncclSum, comm, stream), "ncclAllReduce positioned");
         cuda(cudaStreamSynchronize(stream), "sync");
-        float[] half = new float[n];
+        float[] half = poison(n);
         System.arraycopy(data, n / 2, half, 0, n - n / 2);
-        expect(half, hostFloats(zeros, n), "positioned allReduce");
+        expect(half, hostFloats(target, n), "positioned allReduce");
 
         int[] value = new int[1];
         nccl(ncclCommCount(comm, value), "ncclCommCount");
@@ -114,7 +151,7 @@ public final class NcclProgram {
         check(value[0] == ncclSuccess, "async error " + value[0]);
 
         // point-to-point to itself, grouped
-        Pointer got = deviceFloats(new float[n]);
+        Pointer got = deviceFloats(poison(n));
         nccl(ncclGroupStart(), "ncclGroupStart");
         nccl(ncclSend(send, n, ncclFloat, 0, comm, stream), "ncclSend");
         nccl(ncclRecv(got, n, ncclFloat, 0, comm, stream), "ncclRecv");
@@ -125,7 +162,11 @@ public final class NcclProgram {
         check(ncclAllReduce(send, recv, n, 99, ncclSum, comm, stream) == ncclInvalidArgument, "bad datatype");
         nccl(ncclCommDestroy(comm), "ncclCommDestroy");
         check(ncclAllReduce(send, recv, n, ncclFloat, ncclSum, comm, stream) == ncclInvalidArgument, "destroyed comm");
-        for (Pointer p : new Pointer[] {send, recv, zeros, got}) {
+        // NULL arguments, answered as NCCL answers them
+        check(ncclCommDestroy(new ncclComm()) == ncclSuccess, "ncclCommDestroy(NULL)");
+        check(ncclCommAbort(new ncclComm()) == ncclSuccess, "ncclCommAbort(NULL)");
+        check(ncclGetVersion((IntPointer) null) == ncclInvalidArgument, "ncclGetVersion(NULL)");
+        for (Pointer p : new Pointer[] {send, recv, target, got}) {
             cuda(cudaFree(p), "cudaFree");
         }
         cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
@@ -138,7 +179,7 @@ public final class NcclProgram {
         nccl(ncclGetUniqueId(id), "ncclGetUniqueId");
         ncclComm comm = new ncclComm();
         nccl(ncclCommInitRank(comm, 1, id, 0), "ncclCommInitRank");
-        float[] data = ramp(n, 2f);
+        float[] data = randomInts(n, 0x5EED0002L + n);
         Pointer buf = deviceFloats(data);
         nccl(ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, comm, null), "ncclAllReduce in place, default stream");
         cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
@@ -161,12 +202,12 @@ public final class NcclProgram {
         float[] want = new float[n];
         for (int r = 0; r < ranks; r++) {
             cuda(cudaSetDevice(devices[r]), "cudaSetDevice");
-            float[] data = ramp(n, r + 1);
+            float[] data = randomInts(n, 0x5EED0003L + 31L * r + n);
             for (int i = 0; i < n; i++) {
                 want[i] += data[i];
             }
             send[r] = deviceFloats(data);
-            recv[r] = deviceFloats(new float[n]);
+            recv[r] = deviceFloats(poison(n));
             streams[r] = new CUstream_st();
             cuda(cudaStreamCreate(streams[r]), "cudaStreamCreate");
         }
