@@ -193,9 +193,17 @@ public final class CudaStream implements RuntimeStream {
         UNSAFE.putLong(v + 16, b);
         UNSAFE.putLong(v + 24, count);
         UNSAFE.putLong(v + 32, divisor); // an int parameter: the low 4 bytes (little-endian)
-        Devices.use(device); // a launch goes to the current context, which must be the stream's
-        int rc = cudart.cuLaunchKernel(fn, k.grid(count, type.size()), 1, 1, ReduceKernels.BLOCK, 1, 1, 0, handle,
-                argPointers, (PointerPointer<?>) null);
+        // a launch goes to the current context, which must be the stream's; the real current device is read
+        // (the application may have switched it since FlexLink last did) and given back afterwards, as NCCL
+        // leaves the caller's device alone. Once per chunk: next to a chunk's transfer the calls cost nothing.
+        int previous = Devices.enter(device);
+        int rc;
+        try {
+            rc = cudart.cuLaunchKernel(fn, k.grid(count, type.size()), 1, 1, ReduceKernels.BLOCK, 1, 1, 0, handle,
+                    argPointers, (PointerPointer<?>) null);
+        } finally {
+            Devices.exit(previous);
+        }
         if (rc != 0) {
             throw fail(rc, "cuLaunchKernel(" + ReduceKernels.functionName(type, op) + ")", true);
         }

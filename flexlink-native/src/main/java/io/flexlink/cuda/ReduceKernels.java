@@ -69,18 +69,23 @@ final class ReduceKernels implements AutoCloseable {
             return d;
         }
         CudaModule module = compiler.load(device, RESOURCE, source(), List.of("-std=c++17"));
-        DataType[] types = DataType.values();
-        ReduceOp[] ops = ReduceOp.values();
-        CUfunc_st[][] fns = new CUfunc_st[types.length][ops.length];
-        for (DataType t : types) {
-            for (ReduceOp o : ops) {
-                fns[t.ordinal()][o.ordinal()] = module.function(functionName(t, o));
+        try {
+            DataType[] types = DataType.values();
+            ReduceOp[] ops = ReduceOp.values();
+            CUfunc_st[][] fns = new CUfunc_st[types.length][ops.length];
+            for (DataType t : types) {
+                for (ReduceOp o : ops) {
+                    fns[t.ordinal()][o.ordinal()] = module.function(functionName(t, o));
+                }
             }
+            int[] sms = new int[1];
+            CudaCheck.rt(cudart.cudaDeviceGetAttribute(sms, cudart.cudaDevAttrMultiProcessorCount, device),
+                    "cudaDeviceGetAttribute(MultiProcessorCount, " + device + ")");
+            d = new Device(module, fns, Math.max(1, sms[0]) * BLOCKS_PER_SM);
+        } catch (RuntimeException | Error e) {
+            module.close(); // a module that will never be used is not kept loaded
+            throw e;
         }
-        int[] sms = new int[1];
-        CudaCheck.rt(cudart.cudaDeviceGetAttribute(sms, cudart.cudaDevAttrMultiProcessorCount, device),
-                "cudaDeviceGetAttribute(MultiProcessorCount, " + device + ")");
-        d = new Device(module, fns, Math.max(1, sms[0]) * BLOCKS_PER_SM);
         devices[device] = d;
         return d;
     }

@@ -2,12 +2,12 @@ package io.flexlink.nvshmem;
 
 import io.flexlink.Collective;
 import io.flexlink.DataType;
-import io.flexlink.ReduceOp;
 import io.flexlink.path.CollectiveCall;
 import io.flexlink.path.Path;
 import io.flexlink.path.SliceGeometry;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.ReduceChain;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
@@ -303,8 +303,9 @@ public final class NvshmemPath implements Path {
             if (loopback && t == 0) {
                 recvStream.copy(dst, slot, count * call.type.size());
             } else {
-                ReduceOp step = call.op == ReduceOp.AVG && t < k - 1 ? ReduceOp.SUM : call.op;
-                recvStream.reduce(dst, !loopback && t == 0 ? in : dst, slot, count, call.type, step, size);
+                int step = loopback ? t - 1 : t; // with loopback step 0 is the copy above
+                recvStream.reduce(dst, !loopback && t == 0 ? in : dst, slot, count, call.type,
+                        ReduceChain.op(call.op, call.type, step, size), ReduceChain.divisor(call.op, call.type, step, size));
             }
             channels.release(recvStream, p);
         }
