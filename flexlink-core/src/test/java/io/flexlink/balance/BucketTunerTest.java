@@ -93,6 +93,16 @@ class BucketTunerTest {
     }
 
     @Test
+    void followsAPathThatSpeedsUp() {
+        BucketTuner t = new BucketTuner(1, 24);
+        run(t, new double[] {4, 0.5}, 0, 0, new Random(6), 200);
+        assertEquals(0.5 / 4.5, t.shares()[0], 0.01);
+        int rounds = run(t, new double[] {4, 2}, 0, 0, new Random(6), 200);
+        assertEquals(2.0 / 6, t.shares()[0], 0.01);
+        assertTrue(rounds < 20, "re-converged in " + rounds + " rounds");
+    }
+
+    @Test
     void restoredChannelsSkipTuning() {
         BucketTuner t = BucketTuner.restored(1, 24, new double[] {0.25});
         assertEquals(BucketTuner.Stage.FINE, t.stage());
