@@ -40,7 +40,12 @@ import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Creates communicators: all ranks of a process at once, or one rank per thread from a unique id. */
+/**
+ * Creates communicators: all ranks of a process at once, or one rank per thread from a unique id. The
+ * creation of each rank is a transaction ({@link CreationLog}): when any rank fails, every rank frees
+ * what it had made (a rank already built is aborted, which tells its peers), and the first failure is
+ * thrown with its result code.
+ */
 public final class CommunicatorFactory {
     private static final Logger LOG = LoggerFactory.getLogger(CommunicatorFactory.class);
 
