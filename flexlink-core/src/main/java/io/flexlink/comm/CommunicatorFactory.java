@@ -40,7 +40,12 @@ import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Creates communicators: all ranks of a process at once, or one rank per thread from a unique id. */
+/**
+ * Creates communicators: all ranks of a process at once, or one rank per thread from a unique id. The
+ * creation of each rank is a transaction ({@link CreationLog}): when any rank fails, every rank frees
+ * what it had made (a rank already built is aborted, which tells its peers), and the first failure is
+ * thrown with its result code.
+ */
 public final class CommunicatorFactory {
     private static final Logger LOG = LoggerFactory.getLogger(CommunicatorFactory.class);
 
@@ -62,51 +67,42 @@ public final class CommunicatorFactory {
         PrimaryTransport transport = backend.primaryTransport();
         boolean primaryOn = primaryOn(config, transport, devices);
         PrimaryComm[] primaries = primaryOn ? transport.createAll(devices) : null;
+        // each rank's creation is a transaction of its own: what it made is freed if any rank fails
+        CreationLog[] logs = new CreationLog[n];
+        for (int r = 0; r < n; r++) {
+            logs[r] = new CreationLog("rank " + r + "/" + n);
+            if (primaries != null) {
+                logs[r].add(primaries[r], CreationLog.abortThenClose(primaries[r]));
+            }
+        }
         // the primary communicators come from one call (ncclCommInitAll); the other paths may need every
         // rank at once (NVSHMEM's init is collective), so each rank is set up on a thread of its own
         String token = UniqueId.random().token();
-        Communicator[] comms = new Communicator[n];
-        Throwable[] failure = new Throwable[1];
-        Thread[] threads = new Thread[n];
+        RankExchange[] exchanges = new RankExchange[n];
         for (int r = 0; r < n; r++) {
-            int rank = r;
-            threads[r] = new Thread(() -> {
-                try {
-                    RankExchange exchange = InProcessRendezvous.join(token, n, rank, config.initTimeout());
-                    comms[rank] = build(backend, config, exchange, rank, n, devices[rank],
-                            primaryOn ? primaries[rank] : null, transport);
-                } catch (Throwable t) {
-                    synchronized (failure) {
-                        if (failure[0] == null) {
-                            failure[0] = t;
-                        }
-                    }
-                } finally {
-                    InProcessRendezvous.leave(token);
-                }
-            }, "flexlink-init-r" + r);
-            threads[r].start();
+            exchanges[r] = InProcessRendezvous.join(token, n, r, config.initTimeout());
         }
-        for (Thread t : threads) {
-            try {
-                t.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                failure[0] = e;
+        Communicator[] comms = new Communicator[n];
+        List<Throwable> failures = RankThreads.run(n,
+                rank -> comms[rank] = build(logs[rank], backend, config, exchanges[rank], rank, n, devices[rank],
+                        primaryOn ? primaries[rank] : null, transport),
+                rank -> InProcessRendezvous.leave(token));
+        if (failures.isEmpty()) {
+            for (CreationLog log : logs) {
+                log.commit();
             }
+            return comms;
         }
-        if (failure[0] != null) {
-            for (Communicator c : comms) {
-                if (c != null) {
-                    c.abort();
-                }
-            }
-            if (failure[0] instanceof FlexLinkException) {
-                throw (FlexLinkException) failure[0];
-            }
-            throw new FlexLinkException(Result.INTERNAL_ERROR, "communicator creation failed: " + failure[0], failure[0]);
+        Throwable first = failures.get(0);
+        FlexLinkException thrown = first instanceof FlexLinkException ? (FlexLinkException) first
+                : new FlexLinkException(Result.INTERNAL_ERROR, "communicator creation failed: " + first, first);
+        for (Throwable t : failures.subList(1, failures.size())) {
+            thrown.addSuppressed(t); // the other ranks' failures (typically: a rank they waited for is gone)
         }
-        return comms;
+        for (CreationLog log : logs) {
+            log.rollback(thrown); // a rank that was fully built is aborted: its peers are told
+        }
+        throw thrown;
     }
 
     /** Like {@code ncclCommInitRank}: every rank calls this with the same id, from its own thread. */
@@ -145,22 +141,24 @@ public final class CommunicatorFactory {
      */
     public static Communicator initRank(Backend backend, FlexLinkConfig config, RankExchange exchange, int nranks,
                                         int rank, int device) {
-        Communicator comm;
+        CreationLog log = new CreationLog("rank " + rank + "/" + nranks);
         try {
-            comm = create(backend, config, exchange, nranks, rank, device);
+            Communicator comm = create(log, backend, config, exchange, nranks, rank, device);
+            exchange.onPeerLost((lost, why) -> {
+                LOG.error("rank {}/{}: rank {} is gone ({}); aborting the communicator", rank, nranks, lost, why);
+                comm.abort();
+            });
+            log.commit();
+            return comm;
         } catch (RuntimeException | Error e) {
+            log.rollback(e); // what this rank made, last made first; then the exchange
             exchange.close();
             throw e;
         }
-        exchange.onPeerLost((lost, why) -> {
-            LOG.error("rank {}/{}: rank {} is gone ({}); aborting the communicator", rank, nranks, lost, why);
-            comm.abort();
-        });
-        return comm;
     }
 
-    private static Communicator create(Backend backend, FlexLinkConfig config, RankExchange exchange, int nranks,
-                                       int rank, int device) {
+    private static Communicator create(CreationLog log, Backend backend, FlexLinkConfig config,
+                                       RankExchange exchange, int nranks, int rank, int device) {
         // every rank must split identically: refuse ranks configured differently
         byte[][] digests = exchange.allGather(digest(config).getBytes(StandardCharsets.UTF_8));
         for (int r = 0; r < nranks; r++) {
@@ -178,33 +176,24 @@ public final class CommunicatorFactory {
         PrimaryTransport transport = backend.primaryTransport();
         boolean primaryOn = primaryOn(config, transport, devices);
         PrimaryComm primaryComm = primaryOn ? transport.create(exchange, rank, nranks, device) : null;
-        return build(backend, config, exchange, rank, nranks, device, primaryComm, transport);
-    }
-
-    /** Memory of {@code purpose} that rank 0 creates and every rank maps. */
-    private static PinnedMemory shared(Backend backend, RankExchange exchange, int rank, String purpose, long bytes) {
-        return shared(backend, exchange, rank, purpose, bytes, null);
-    }
-
-    private static PinnedMemory shared(Backend backend, RankExchange exchange, int rank, String purpose, long bytes,
-                                       MemoryPlacement placement) {
-        PinnedMemory mine = rank == 0 ? (placement == null
-                ? backend.createShared(bytes, purpose, exchange.crossProcess())
-                : backend.createShared(bytes, purpose, exchange.crossProcess(), placement)) : null;
-        PinnedMemory mem = mine;
-        try {
-            byte[] name = fromRankZero(exchange, rank, mine == null ? new byte[0]
-                    : mine.name().getBytes(StandardCharsets.UTF_8));
-            if (mem == null) {
-                mem = backend.openShared(new String(name, StandardCharsets.UTF_8), bytes);
-            }
-            exchange.allGather(new byte[0]); // every rank has mapped it
-        } catch (RuntimeException e) {
-            if (mem != null) {
-                mem.close();
-            }
-            throw e;
+        if (primaryComm != null) {
+            log.add(primaryComm, CreationLog.abortThenClose(primaryComm));
         }
+        return build(log, backend, config, exchange, rank, nranks, device, primaryComm, transport);
+    }
+
+    /** Memory of {@code purpose} that rank 0 creates and every rank maps; registered in {@code log}. */
+    private static PinnedMemory shared(CreationLog log, Backend backend, RankExchange exchange, int rank,
+                                       String purpose, long bytes, MemoryPlacement placement) {
+        PinnedMemory mem = rank != 0 ? null : log.add(placement == null
+                ? backend.createShared(bytes, purpose, exchange.crossProcess())
+                : backend.createShared(bytes, purpose, exchange.crossProcess(), placement));
+        byte[] name = fromRankZero(exchange, rank, mem == null ? new byte[0]
+                : mem.name().getBytes(StandardCharsets.UTF_8));
+        if (mem == null) {
+            mem = log.add(backend.openShared(new String(name, StandardCharsets.UTF_8), bytes));
+        }
+        exchange.allGather(new byte[0]); // every rank has mapped it
         backend.sharedMapped(mem); // a file behind it loses its name now: nothing outlives the processes
         return mem;
     }
@@ -213,14 +202,20 @@ public final class CommunicatorFactory {
         return exchange.allGather(rank == 0 ? bytes : new byte[0])[0];
     }
 
-    /** Builds one rank; every rank runs the same sequence of exchanges. */
-    private static Communicator build(Backend backend, FlexLinkConfig config, RankExchange exchange, int rank, int n,
-                                      int device, PrimaryComm primaryComm, PrimaryTransport transport) {
+    /**
+     * Builds one rank; every rank runs the same sequence of exchanges. What it makes is registered in
+     * {@code log} (which holds {@code primaryComm} already), and the communicator built last owns it all.
+     */
+    private static Communicator build(CreationLog log, Backend realBackend, FlexLinkConfig config,
+                                      RankExchange exchange, int rank, int n, int device, PrimaryComm primaryComm,
+                                      PrimaryTransport transport) {
+        Backend backend = log.tracking(realBackend);
         List<String> aux = new ArrayList<>();
         List<Path> paths = new ArrayList<>();
         PathContext context = new PathContext(backend, config, exchange, rank, n, device);
         for (String name : auxPaths(config, n)) {
-            Path p = name.equals("pcie") ? pcie(backend, config, exchange, rank, n, device) : provided(name, context);
+            Path p = name.equals("pcie") ? pcie(log, backend, config, exchange, rank, n, device)
+                    : provided(log, name, context);
             if (p != null) {
                 aux.add(name);
                 paths.add(p);
@@ -234,8 +229,10 @@ public final class CommunicatorFactory {
         SharedBoard board = null;
         TuningCacheWriter cacheWriter = null;
         if (config.shares().isEmpty() && primary != null && !aux.isEmpty()) {
-            board = new SharedBoard(shared(backend, exchange, rank, "board", SharedBoard.bytes(n)), rank, n,
-                    aux.size() + 1, config.initTimeout());
+            int mark = log.mark();
+            board = new SharedBoard(shared(log, backend, exchange, rank, "board", SharedBoard.bytes(n), null),
+                    rank, n, aux.size() + 1, config.initTimeout());
+            log.owned(mark, board, board);
             String fingerprint = fingerprint(backend, config, n, aux);
             byte[] text = fromRankZero(exchange, rank, rank == 0
                     ? TuningTable.load(config.tuningCache(), fingerprint, FlexLink.VERSION, aux.size())
@@ -245,7 +242,7 @@ public final class CommunicatorFactory {
                     FlexLink.VERSION, aux.size(), "rank 0");
             // rank 0 persists the table, off the calling thread; closed (flushed) with the communicator
             cacheWriter = rank == 0 && config.tuningCache() != null
-                    ? new TuningCacheWriter(config.tuningCache(), fingerprint, FlexLink.VERSION) : null;
+                    ? log.add(new TuningCacheWriter(config.tuningCache(), fingerprint, FlexLink.VERSION)) : null;
             shares = new Balancer(aux, config.balanceWindow(), config.tuningBudget(), config.minSplitBytes(), board,
                     table == null ? new TuningTable() : table, cacheWriter != null ? cacheWriter : t -> { });
         } else {
@@ -273,14 +270,16 @@ public final class CommunicatorFactory {
         };
         FlexCommunicator comm = new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
                 config.minSplitBytes(), resources, config.timeout());
+        log.owned(0, comm, comm::abort); // it frees everything made so far; an abort also tells the peers
         if (board != null) {
             board.cancelWhen(comm::abortRequested); // an abort (or the watchdog) ends a wait for the peers
         }
         return comm;
     }
 
-    private static Path pcie(Backend backend, FlexLinkConfig config, RankExchange exchange, int rank, int n,
-                             int device) {
+    private static Path pcie(CreationLog log, Backend backend, FlexLinkConfig config, RankExchange exchange,
+                             int rank, int n, int device) {
+        int mark = log.mark();
         StagingLayout layout = new StagingLayout(n, config.slots(), config.chunkBytes());
         // each producer's slots near its own GPU (NUMA), the counters near rank 0's
         byte[][] devs = exchange.allGather(ByteBuffer.allocate(4).putInt(device).array());
@@ -292,13 +291,14 @@ public final class CommunicatorFactory {
             near[p + 1] = ByteBuffer.wrap(devs[p]).getInt();
         }
         MemoryPlacement placement = new MemoryPlacement(starts, near);
-        Staging staging = new Staging(layout, shared(backend, exchange, rank, "pcie", layout.totalBytes(), placement),
-                rank);
-        return new PcieStagedPath(backend, staging, rank, n, device, staging::releaseAll);
+        Staging staging = new Staging(layout, shared(log, backend, exchange, rank, "pcie", layout.totalBytes(),
+                placement), rank);
+        PcieStagedPath path = new PcieStagedPath(backend, staging, rank, n, device, staging::releaseAll);
+        return log.owned(mark, path, CreationLog.abortThenClose(path)); // the path owns the staging and streams
     }
 
     /** A path from a {@link PathProvider}, when every rank can run it; else null (one INFO line says why). */
-    private static Path provided(String name, PathContext context) {
+    private static Path provided(CreationLog log, String name, PathContext context) {
         PathProvider provider = null;
         for (PathProvider p : ServiceLoader.load(PathProvider.class)) {
             if (p.name().equals(name)) {
@@ -317,7 +317,9 @@ public final class CommunicatorFactory {
                 return null;
             }
         }
-        return provider.create(context);
+        int mark = log.mark();
+        Path p = provider.create(context);
+        return p == null ? null : log.owned(mark, p, CreationLog.abortThenClose(p));
     }
 
     private static boolean primaryOn(FlexLinkConfig config, PrimaryTransport transport, int[] devices) {

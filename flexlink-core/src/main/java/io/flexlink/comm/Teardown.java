@@ -14,7 +14,9 @@ import org.slf4j.LoggerFactory;
  * A path is freed once its streams are idle; after an abort the wait for that is bounded (the
  * watchdog's timeout, or 10 s without one), and while waiting the path is aborted again every
  * millisecond, because a late counter write of a stream released by {@code releaseAll} can lower a
- * counter that another stream then waits on. A path whose streams are still busy at the bound (a GPU
+ * counter that another stream (of a peer process, maybe) then waits on. Once the streams are idle the
+ * path is aborted one last time: a write that landed after the last of those kicks is released too, and
+ * none of this rank's streams can write again. A path whose streams are still busy at the bound (a GPU
  * kernel that never returns, or a test hook holding a host stream) is not freed: a later
  * {@link #release} (close(), or the watchdog's next round) frees it once it is idle. Freeing its
  * staging memory under a running copy would crash the process; waiting for it could hang forever.
@@ -102,9 +104,15 @@ final class Teardown {
             for (RuntimeStream s : p.streams()) {
                 idle &= s.isIdle();
             }
+            if (idle) {
+                if (aborted) {
+                    p.abort(); // the last release: no stream of this rank can lower a counter after it
+                }
+                return true;
+            }
             long now = System.nanoTime();
-            if (idle || now - deadline >= 0) {
-                return idle;
+            if (now - deadline >= 0) {
+                return false;
             }
             if (aborted && now - kicked >= KICK_NANOS) {
                 p.abort();

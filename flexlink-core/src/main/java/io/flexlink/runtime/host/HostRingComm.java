@@ -33,9 +33,13 @@ final class HostRingComm implements PrimaryComm {
     private final Scratch scratch;
     /** This rank's input divided by the rank count, for a floating-point AVG ({@link #preScaled}). */
     private final Scratch scaled;
-    /** Calls enqueued whose last operation has not run yet (guarded by itself). */
+    /** Calls enqueued whose last operation has not run yet (guarded by itself, like the two flags below). */
     private final long[] inFlight = new long[1];
+    /** close() found calls still in flight: the last of them to end frees the memory. */
+    private boolean freeWhenDrained;
+    private boolean freed;
     private final HostStream.Always doneOp = this::done;
+    /** Set by close(): nothing touches the staging area from then on, but the memory's release. */
     private volatile boolean closed;
 
     HostRingComm(HostBackend backend, Staging staging, int rank, int size, int device) {
@@ -337,10 +341,19 @@ final class HostRingComm implements PrimaryComm {
         }
     }
 
+    /** A call left its stream; the last one out after a close() that had to give up frees the memory. */
     private void done() {
+        boolean free;
         synchronized (inFlight) {
             inFlight[0]--;
             inFlight.notifyAll();
+            free = inFlight[0] == 0 && freeWhenDrained && !freed;
+            freed |= free;
+        }
+        if (free) {
+            LOG.info("INIT rank {}/{}: the host ring work that outlived close() ended; its memory is freed now",
+                    rank, size);
+            release();
         }
     }
 
@@ -383,22 +396,38 @@ final class HostRingComm implements PrimaryComm {
     }
 
     /**
-     * Frees the scratch and the staging reference once no call is left on a caller's stream (waiting up
-     * to the watchdog's timeout, or 10 s without one); past that it frees nothing and says so, since a
-     * stream still running a ring step would touch freed memory.
+     * Frees the scratch and the staging reference once no call is left on a caller's stream, waiting up to
+     * the watchdog's timeout (10 s without one). A stream still running a ring step then would touch freed
+     * memory, so past that bound the memory is left to the last of those calls, which frees it when it
+     * leaves its stream (a stream that never moves again keeps it: the WARN line says so).
      */
     @Override
     public void close() {
         if (closed) {
             return;
         }
-        java.time.Duration t = backend.config().timeout();
-        if (!drained(t.isZero() ? DRAIN_NANOS : t.toNanos())) {
-            LOG.warn("INIT rank {}/{}: host ring work still in flight on a caller's stream; its scratch and "
-                    + "staging stay allocated", rank, size);
-            return;
-        }
         closed = true;
+        java.time.Duration t = backend.config().timeout();
+        drained(t.isZero() ? DRAIN_NANOS : t.toNanos());
+        boolean now;
+        synchronized (inFlight) {
+            now = inFlight[0] == 0 && !freed;
+            freed |= now;
+            freeWhenDrained = !now;
+        }
+        if (now) {
+            release();
+        } else {
+            LOG.warn("INIT rank {}/{}: host ring work still in flight on a caller's stream; its scratch and "
+                    + "staging stay allocated until that work ends", rank, size);
+        }
+    }
+
+    /** Once no call is left on a stream: releases the counters one last time when aborted, then frees. */
+    private void release() {
+        if (staging.abortedBy() >= 0) {
+            staging.releaseAll(); // a write of a call that ended after the abort may have lowered a counter
+        }
         scratch.close();
         scaled.close();
         staging.close();
