@@ -63,11 +63,29 @@ final class HostRingTransport implements PrimaryTransport {
         StagingLayout layout = layout(n);
         PinnedMemory first = backend.createShared(layout.totalBytes(), "primary");
         PrimaryComm[] comms = new PrimaryComm[n];
-        for (int r = 0; r < n; r++) {
-            PinnedMemory mem = r == 0 ? first : backend.openShared(first.name(), layout.totalBytes());
-            comms[r] = new HostRingComm(backend, new Staging(layout, mem, r), r, n, devices[r]);
+        int made = 0;
+        try {
+            for (int r = 0; r < n; r++) {
+                PinnedMemory mem = r == 0 ? first : backend.openShared(first.name(), layout.totalBytes());
+                try {
+                    comms[r] = new HostRingComm(backend, new Staging(layout, mem, r), r, n, devices[r]);
+                } catch (RuntimeException | Error e) {
+                    mem.close(); // this rank's reference, not yet owned by a ring
+                    throw e;
+                }
+                made++;
+            }
+            return comms;
+        } catch (RuntimeException | Error e) {
+            for (int r = made - 1; r >= 0; r--) {
+                try {
+                    comms[r].close(); // each ring drops its reference; the last one frees the memory
+                } catch (RuntimeException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
         }
-        return comms;
     }
 
     @Override
