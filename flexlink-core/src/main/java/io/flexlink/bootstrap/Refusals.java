@@ -35,9 +35,9 @@ final class Refusals {
             }
         }
         if (keep) {
-            LOG.warn("rendezvous {}: refused {}: {}", where, who, why);
+            LOG.warn("INIT rendezvous {}: refused {}: {}", where, who, why);
         } else {
-            LOG.debug("rendezvous {}: refused {}: {}", where, who, why);
+            LOG.debug("INIT rendezvous {}: refused {}: {}", where, who, why);
         }
     }
 

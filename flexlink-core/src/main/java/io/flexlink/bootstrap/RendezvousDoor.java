@@ -120,7 +120,7 @@ final class RendezvousDoor implements AutoCloseable {
                 }
             }
         } catch (IOException | ClosedSelectorException e) {
-            LOG.warn("rendezvous {}: stops listening: {}", server.where(), e.toString());
+            LOG.warn("INIT rendezvous {}: stops listening: {}", server.where(), e.toString());
         } finally {
             close();
             for (Waiting w : waiting) {
@@ -202,7 +202,7 @@ final class RendezvousDoor implements AutoCloseable {
             w.channel.configureBlocking(true);
             server.admit(w.channel, w.hello.array(), w.from);
         } catch (IOException | RuntimeException e) {
-            LOG.debug("rendezvous {}: handshake with {} failed: {}", server.where(), w.from, e.toString());
+            LOG.debug("INIT rendezvous {}: handshake with {} failed: {}", server.where(), w.from, e.toString());
             closeQuietly(w.channel);
         }
     }

@@ -247,7 +247,7 @@ final class RendezvousServer implements RankExchange {
         }
         p.conn.close();
         if (report) {
-            LOG.warn("rendezvous {}: rank {} is gone: {}", where, p.rank, why);
+            LOG.warn("INIT rendezvous {}: rank {} is gone: {}", where, p.rank, why);
             for (Peer o : others) {
                 o.conn.trySend(Wire.LOST, p.rank, why);
             }

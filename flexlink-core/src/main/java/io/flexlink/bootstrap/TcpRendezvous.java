@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * after round, each round bounded by {@code flexlink.initTimeout}; a failed round names the missing
  * ranks. Peers must present the id's secret. The connections stay open while the communicator lives,
  * so that a rank whose process dies is noticed: {@link RankExchange#onPeerLost} listeners hear of it on
- * every surviving rank (the communicator factory aborts the communicator then).
+ * every surviving rank (the communicator factory aborts the communicator then). A rank whose creation
+ * fails says so ({@link RankExchange#fail}): the others' rounds fail at once with its error.
  */
 public final class TcpRendezvous {
     /** Servers bound by {@link #listen} in this process and not yet joined by rank 0, by token. */
