@@ -12,7 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Rendezvous of ranks that live in this process (threads), found by the token of their unique id. Each
  * all-gather is a generation: it completes when every rank has contributed, and fails after the
- * timeout naming the ranks that never arrived.
+ * timeout naming the ranks that never arrived. A rank whose creation fails ({@link RankExchange#fail})
+ * ends the rendezvous: the ranks waiting in a round, and every later round, fail at once with its error.
  */
 public final class InProcessRendezvous {
     private static final Map<String, InProcessRendezvous> OPEN = new ConcurrentHashMap<>();
@@ -25,6 +26,8 @@ public final class InProcessRendezvous {
     private int arrived;
     private long generation;
     private int departed;
+    /** Why the rendezvous ended (a rank's creation failed), or null. */
+    private String failure;
 
     private InProcessRendezvous(String token, int size, Duration timeout) {
         this.token = token;
@@ -40,7 +43,29 @@ public final class InProcessRendezvous {
             throw new FlexLinkException(Result.INVALID_ARGUMENT,
                     "nranks: rank " + rank + " says " + size + " ranks, another rank said " + r.size);
         }
-        return mine -> r.allGather(rank, mine);
+        return new RankExchange() {
+            @Override
+            public byte[][] allGather(byte[] mine) {
+                return r.allGather(rank, mine);
+            }
+
+            @Override
+            public void fail(Throwable cause) {
+                r.fail(rank, cause);
+            }
+
+            @Override
+            public String toString() {
+                return r + "[rank " + rank + "]";
+            }
+        };
+    }
+
+    private synchronized void fail(int rank, Throwable cause) {
+        if (failure == null) {
+            failure = "rank " + rank + "'s communicator creation failed: " + Wire.describe(cause);
+            notifyAll();
+        }
     }
 
     /** Marks {@code rank} as done with the rendezvous; the last one removes it. */
@@ -57,6 +82,7 @@ public final class InProcessRendezvous {
 
     private synchronized byte[][] allGather(int rank, byte[] mine) {
         long gen = generation;
+        failIfEnded(rank, gen);
         if (current[rank] != null) {
             throw new FlexLinkException(Result.INVALID_USAGE, "rank: " + rank + " joined the same communicator twice");
         }
@@ -72,6 +98,11 @@ public final class InProcessRendezvous {
         }
         long deadline = System.nanoTime() + timeout.toNanos();
         while (generation == gen) {
+            if (failure != null) {
+                current[rank] = null;
+                arrived--;
+                failIfEnded(rank, gen);
+            }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 List<Integer> missing = new ArrayList<>();
@@ -93,6 +124,13 @@ public final class InProcessRendezvous {
             }
         }
         return previous;
+    }
+
+    private void failIfEnded(int rank, long gen) {
+        if (failure != null) {
+            throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation failed in round " + gen
+                    + " on rank " + rank + ": " + failure);
+        }
     }
 
     @Override

@@ -50,7 +50,7 @@ final class PeerWatch {
         try {
             l.peerLost(rank, why);
         } catch (RuntimeException e) {
-            LOG.warn("peer-loss listener failed for rank {}: {}", rank, e.toString());
+            LOG.warn("INIT peer-loss listener failed for rank {}: {}", rank, e.toString());
         }
     }
 }

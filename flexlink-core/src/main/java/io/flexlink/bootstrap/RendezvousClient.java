@@ -20,7 +20,9 @@ import java.util.concurrent.locks.LockSupport;
  * A peer rank's side of the TCP rendezvous: connects to rank 0 (retrying until the timeout, since rank
  * 0 may start later), presents the id's token and secret, and then sends its DATA of each round and
  * waits for the RESULT. The connection stays open for the communicator's life: a closed connection
- * without a BYE means rank 0's process is gone; LOST from rank 0 names another rank that is gone.
+ * without a BYE means rank 0's process is gone, and so does ABORT (rank 0's creation failed, and says
+ * why); LOST from rank 0 names another rank that is gone. Once rank 0 is gone or has said BYE, every
+ * pending and later round fails at once.
  */
 final class RendezvousClient implements RankExchange {
     private final Wire.Conn conn;
@@ -29,10 +31,16 @@ final class RendezvousClient implements RankExchange {
     private final Duration timeout;
     private final String where;
     private final PeerWatch watch = new PeerWatch();
-    private final LinkedBlockingQueue<Wire.Frame> inbox = new LinkedBlockingQueue<>();
+    /** Frames for the rounds; rank 0 sends one per round, so a full inbox is a broken protocol. */
+    private final LinkedBlockingQueue<Wire.Frame> inbox = new LinkedBlockingQueue<>(MAX_INBOX);
     private volatile boolean closing;
-    private volatile boolean rankZeroLeft;
+    /** Why rank 0's side ended (it said BYE, failed, or its connection closed), or null while it is there. */
+    private volatile String ended;
     private int round;
+
+    private static final int MAX_INBOX = 64;
+    /** Put in the inbox when rank 0's side ends, to wake a pending round. */
+    private static final Wire.Frame ENDED = new Wire.Frame(Wire.BYE, -1, new byte[0]);
 
     private RendezvousClient(Wire.Conn conn, int rank, int nranks, Duration timeout, String where) {
         this.conn = conn;
@@ -80,7 +88,7 @@ final class RendezvousClient implements RankExchange {
             s.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
             Wire.Conn conn = new Wire.Conn(s);
             conn.send(Wire.HELLO, 0, Wire.hello(token, secret, nranks, rank));
-            Wire.Frame reply = conn.read();
+            Wire.Frame reply = conn.read(Wire.MAX_TEXT);
             if (reply.type == Wire.REJECT) {
                 conn.close();
                 throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": the rendezvous at " + where
@@ -93,6 +101,10 @@ final class RendezvousClient implements RankExchange {
             }
             s.setSoTimeout(0);
             return new RendezvousClient(conn, rank, nranks, timeout, where);
+        } catch (Wire.ProtocolException e) {
+            closeQuietly(s);
+            throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": " + where
+                    + " answered with " + e.getMessage() + "; is it rank 0's FlexLink rendezvous?", e);
         } catch (SocketTimeoutException e) {
             closeQuietly(s);
             throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
@@ -109,15 +121,23 @@ final class RendezvousClient implements RankExchange {
         try {
             while (true) {
                 Wire.Frame f = conn.read();
-                if (f.type == Wire.RESULT || f.type == Wire.ERROR) {
-                    inbox.add(f);
-                } else if (f.type == Wire.LOST) {
-                    inbox.add(f);
-                    watch.lost(f.round, f.text());
+                if (f.type == Wire.RESULT || f.type == Wire.ERROR || f.type == Wire.LOST) {
+                    if (!inbox.offer(f)) {
+                        why = "rank 0 broke the protocol: it sent " + MAX_INBOX + " frames nobody asked for";
+                        break;
+                    }
+                    if (f.type == Wire.LOST) {
+                        watch.lost(f.round, f.text());
+                    }
                 } else if (f.type == Wire.BYE) {
-                    rankZeroLeft = true;
+                    // a goodbye is not a loss, but no round can complete any more
+                    rankZeroEnded("rank 0 ended the rendezvous at " + where + " (it closed its side: its communicator "
+                            + "creation failed or it closed the communicator)");
                     conn.close();
                     return;
+                } else if (f.type == Wire.ABORT) {
+                    why = "its communicator creation failed: " + f.text();
+                    break;
                 } else {
                     why = "rank 0 sent an unexpected frame (type " + f.type + ")";
                     break;
@@ -125,22 +145,33 @@ final class RendezvousClient implements RankExchange {
             }
         } catch (EOFException e) {
             why = "the connection to rank 0 at " + where + " closed without a goodbye (process exited or was killed)";
+        } catch (Wire.ProtocolException e) {
+            why = "rank 0 at " + where + " broke the protocol: " + e.getMessage();
         } catch (IOException e) {
             why = "the connection to rank 0 at " + where + " failed: " + e.getMessage();
         }
         conn.close();
-        if (!closing && !rankZeroLeft) {
-            inbox.add(new Wire.Frame(Wire.LOST, 0, why.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        if (!closing) {
+            rankZeroEnded("rank 0 is gone: " + why);
             watch.lost(0, why);
         }
+    }
+
+    private void rankZeroEnded(String why) {
+        if (ended == null) {
+            ended = why;
+        }
+        inbox.offer(ENDED);
     }
 
     @Override
     public byte[][] allGather(byte[] mine) {
         int k = round++;
+        failIfEnded(k);
         try {
             conn.send(Wire.DATA, k, mine);
         } catch (IOException e) {
+            failIfEnded(k);
             throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": lost the rendezvous at " + where
                     + " (round " + k + "): " + e.getMessage(), e);
         }
@@ -157,6 +188,7 @@ final class RendezvousClient implements RankExchange {
                 throw new FlexLinkException(Result.SYSTEM_ERROR, "communicator creation interrupted");
             }
             if (f == null) {
+                failIfEnded(k);
                 throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
                         + TimeUnit.NANOSECONDS.toMillis(limit) + " ms: rank " + rank + " got no answer in round " + k
                         + " from rank 0 at " + where + " (rank 0 is late or waits for other ranks)");
@@ -166,21 +198,29 @@ final class RendezvousClient implements RankExchange {
                     return result(f, k);
                 case Wire.ERROR:
                     throw new FlexLinkException(Result.REMOTE_ERROR, f.text());
-                default: // LOST
+                case Wire.LOST:
                     throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation failed in round " + k
                             + ": rank " + f.round + " is gone: " + f.text());
+                default: // ENDED
+                    failIfEnded(k);
             }
+        }
+    }
+
+    private void failIfEnded(int k) {
+        String why = ended;
+        if (why != null) {
+            throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation failed in round " + k
+                    + " on rank " + rank + ": " + why);
         }
     }
 
     private byte[][] result(Wire.Frame f, int k) {
         try {
-            byte[][] all = Wire.unpackAll(f.payload);
-            if (f.round != k || all.length != nranks) {
-                throw new IOException("round " + f.round + " with " + all.length + " ranks, expected round " + k
-                        + " with " + nranks);
+            if (f.round != k) {
+                throw new IOException("a result of round " + f.round + ", expected round " + k);
             }
-            return all;
+            return Wire.unpackAll(f.payload, nranks);
         } catch (IOException e) {
             throw new FlexLinkException(Result.INTERNAL_ERROR, "rank " + rank + ": bad answer from rank 0 at " + where
                     + ": " + e.getMessage(), e);
@@ -210,11 +250,21 @@ final class RendezvousClient implements RankExchange {
 
     @Override
     public void close() {
+        leave(Wire.BYE, "");
+    }
+
+    /** Tells rank 0 why this rank's creation failed (it fails the round for the others), and closes. */
+    @Override
+    public void fail(Throwable cause) {
+        leave(Wire.ABORT, Wire.describe(cause));
+    }
+
+    private synchronized void leave(int type, String why) {
         if (closing) {
             return;
         }
         closing = true;
-        conn.trySend(Wire.BYE, 0, "");
+        conn.trySend(type, round, why);
         conn.close();
     }
 

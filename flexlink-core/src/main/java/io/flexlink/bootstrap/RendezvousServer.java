@@ -5,9 +5,9 @@ import io.flexlink.Result;
 import io.flexlink.runtime.RankExchange;
 import java.io.EOFException;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -23,22 +23,25 @@ import org.slf4j.LoggerFactory;
  * secret and token (compared in constant time), and runs each all-gather round as the hub: it waits for
  * every rank's DATA, then sends everybody the RESULT. It stops listening once every rank has joined. The
  * connections then stay open for the communicator's life: a peer whose connection closes without a BYE
- * is gone (its process died), and rank 0 tells its listeners and every other rank (LOST).
+ * is gone (its process died), and rank 0 tells its listeners and every other rank (LOST); so is a peer
+ * whose creation failed (ABORT, with its error). Connections are taken in and their HELLOs read by a
+ * {@link RendezvousDoor}, which hands complete HELLOs to {@link #admit}.
  */
 final class RendezvousServer implements RankExchange {
     private static final Logger LOG = LoggerFactory.getLogger(RendezvousServer.class);
-    /** How long a connecting peer may take to say HELLO (a stuck or foreign client cannot hold the door). */
-    private static final int HELLO_MILLIS = 5000;
-    private static final int HELLO_BYTES = 48;
+    /** How long a connecting peer may take to say its whole HELLO (a stuck or foreign client cannot hold a slot). */
+    static final Duration HELLO_TIMEOUT = Duration.ofSeconds(5);
+    /** DATA frames a peer may send ahead of rank 0's rounds (it waits for each RESULT, so 1 is the most it needs). */
+    static final int MAX_AHEAD = 4;
 
-    private final ServerSocket listener;
+    private final RendezvousDoor door;
     private final byte[] token;
     private final byte[] secret;
     private final String where;
     private final PeerWatch watch = new PeerWatch();
+    private final Refusals refusals;
     // guarded by this
     private final Map<Integer, Peer> peers = new TreeMap<>();
-    private final List<String> refusals = new ArrayList<>();
     private int nranks = -1;
     private Duration timeout = Duration.ZERO;
     private int round;
@@ -62,14 +65,17 @@ final class RendezvousServer implements RankExchange {
         }
     }
 
-    RendezvousServer(ServerSocket listener, byte[] token, byte[] secret, String where) {
-        this.listener = listener;
+    RendezvousServer(ServerSocketChannel listener, byte[] token, byte[] secret, String where, Duration helloTimeout) {
         this.token = token.clone();
         this.secret = secret.clone();
         this.where = where;
-        Thread acceptor = new Thread(this::acceptLoop, "flexlink-rendezvous-accept-" + listener.getLocalPort());
-        acceptor.setDaemon(true);
-        acceptor.start();
+        this.refusals = new Refusals(where);
+        try {
+            this.door = new RendezvousDoor(listener, this, helloTimeout);
+        } catch (IOException e) {
+            closeQuietly(listener);
+            throw new FlexLinkException(Result.SYSTEM_ERROR, "rendezvous " + where + ": cannot watch the port: " + e, e);
+        }
     }
 
     /** Makes this rank 0's exchange of an {@code n}-rank communicator. */
@@ -116,48 +122,24 @@ final class RendezvousServer implements RankExchange {
 
     // ---- admitting peers ----
 
-    private void acceptLoop() {
-        while (true) {
-            Socket s;
-            try {
-                s = listener.accept();
-            } catch (IOException e) {
-                return; // closed: every rank joined, or the exchange closed
-            }
-            try {
-                admit(s);
-            } catch (IOException | RuntimeException e) {
-                LOG.debug("rendezvous {}: handshake with {} failed: {}", where, s.getRemoteSocketAddress(), e.toString());
-                closeQuietly(s);
-            }
-        }
-    }
-
-    private void admit(Socket s) throws IOException {
-        s.setSoTimeout(HELLO_MILLIS);
-        s.setTcpNoDelay(true);
+    /** Checks a complete HELLO (on the door's thread; {@code ch} blocks) and admits or refuses its sender. */
+    void admit(SocketChannel ch, byte[] hello, String from) throws IOException {
+        Socket s = ch.socket();
         Wire.Conn conn = new Wire.Conn(s);
-        String from = String.valueOf(s.getRemoteSocketAddress());
-        Wire.Frame f = conn.read();
-        ByteBuffer b = ByteBuffer.wrap(f.payload);
-        if (f.type != Wire.HELLO || f.payload.length != HELLO_BYTES || b.getInt() != Wire.MAGIC) {
+        Wire.Hello h = Wire.Hello.parse(hello);
+        if (h == null) {
             refuse(conn, from, -1, "not a FlexLink rendezvous client");
             return;
         }
-        int version = b.getInt();
-        byte[] theirToken = new byte[8];
-        byte[] theirSecret = new byte[16];
-        b.get(theirToken).get(theirSecret);
-        int claimed = b.getInt();
-        int rank = b.getInt();
-        long pid = b.getLong();
-        from = from + " (pid " + pid + ")";
+        from = from + " (pid " + h.pid() + ")";
+        int claimed = h.nranks();
+        int rank = h.rank();
         String why = null;
-        if (version != Wire.VERSION) {
-            why = "protocol version " + version + ", rank 0 speaks " + Wire.VERSION;
-        } else if (!MessageDigest.isEqual(theirSecret, secret)) { // constant time: no timing oracle on the secret
+        if (h.version() != Wire.VERSION) {
+            why = "protocol version " + h.version() + ", rank 0 speaks " + Wire.VERSION;
+        } else if (!MessageDigest.isEqual(h.secret(), secret)) { // constant time: no timing oracle on the secret
             why = "wrong secret";
-        } else if (!MessageDigest.isEqual(theirToken, token)) {
+        } else if (!MessageDigest.isEqual(h.token(), token)) {
             why = "it joins another communicator (different unique id or job)";
         } else if (rank < 1 || rank >= claimed) {
             why = "rank " + rank + " is not a peer rank of " + claimed;
@@ -165,7 +147,7 @@ final class RendezvousServer implements RankExchange {
         Peer peer = null;
         if (why == null) {
             synchronized (this) {
-                if (closed || listener.isClosed()) {
+                if (closed || door.isClosed()) {
                     why = "the rendezvous is closed";
                 } else if (nranks >= 0 && claimed != nranks) {
                     why = "it says " + claimed + " ranks, rank 0 says " + nranks;
@@ -175,7 +157,6 @@ final class RendezvousServer implements RankExchange {
                     peer = new Peer(conn, rank, claimed, from);
                     peers.put(rank, peer);
                     conn.send(Wire.ACCEPT, 0, new byte[0]);
-                    s.setSoTimeout(0);
                     s.setKeepAlive(true);
                     notifyAll();
                     stopListeningWhenFull();
@@ -193,18 +174,19 @@ final class RendezvousServer implements RankExchange {
     }
 
     private void refuse(Wire.Conn conn, String from, int rank, String why) {
-        LOG.warn("rendezvous {}: refused a peer from {} claiming rank {}: {}", where, from, rank, why);
-        synchronized (this) {
-            refusals.add("rank " + rank + " from " + from + ": " + why);
-        }
+        noteRefusal(from, rank, why);
         conn.trySend(Wire.REJECT, 0, why);
         conn.close();
+    }
+
+    void noteRefusal(String from, int rank, String why) {
+        refusals.note(from, rank, why);
     }
 
     /** Frees the port once every rank is in: nobody else may join this communicator. */
     private void stopListeningWhenFull() {
         if (nranks >= 0 && peers.size() == nranks - 1) {
-            closeQuietly(listener);
+            door.close();
         }
     }
 
@@ -217,9 +199,17 @@ final class RendezvousServer implements RankExchange {
                 Wire.Frame f = p.conn.read();
                 if (f.type == Wire.DATA) {
                     synchronized (this) {
-                        p.frames.add(f);
-                        notifyAll();
+                        if (p.frames.size() < MAX_AHEAD) {
+                            p.frames.add(f);
+                            notifyAll();
+                            continue;
+                        }
                     }
+                    why = "it broke the protocol: it sent more than " + MAX_AHEAD + " rounds ahead of rank 0";
+                    break;
+                } else if (f.type == Wire.ABORT) {
+                    why = "its communicator creation failed: " + f.text();
+                    break;
                 } else if (f.type == Wire.BYE) {
                     synchronized (this) {
                         p.gone = true;
@@ -235,6 +225,8 @@ final class RendezvousServer implements RankExchange {
             }
         } catch (EOFException e) {
             why = "its connection closed without a goodbye (process exited or was killed)";
+        } catch (Wire.ProtocolException e) {
+            why = "it broke the protocol: " + e.getMessage();
         } catch (IOException e) {
             why = "its connection failed: " + e.getMessage();
         }
@@ -255,7 +247,7 @@ final class RendezvousServer implements RankExchange {
         }
         p.conn.close();
         if (report) {
-            LOG.warn("rendezvous {}: rank {} is gone: {}", where, p.rank, why);
+            LOG.warn("INIT rendezvous {}: rank {} is gone: {}", where, p.rank, why);
             for (Peer o : others) {
                 o.conn.trySend(Wire.LOST, p.rank, why);
             }
@@ -293,7 +285,7 @@ final class RendezvousServer implements RankExchange {
                 if (left <= 0) {
                     throw failRound(k, "communicator creation timed out after " + timeout.toMillis()
                             + " ms waiting for ranks " + missing + " of " + nranks + " (TCP rendezvous at " + where
-                            + ", round " + k + ")" + (refusals.isEmpty() ? "" : "; refused: " + refusals));
+                            + ", round " + k + ")" + refusals.summary());
                 }
                 try {
                     wait(Math.max(1, left / 1_000_000));
@@ -360,18 +352,30 @@ final class RendezvousServer implements RankExchange {
 
     @Override
     public void close() {
+        end(Wire.BYE, "");
+    }
+
+    /** Tells every connected peer why rank 0's creation failed (their rounds fail with it), and closes. */
+    @Override
+    public void fail(Throwable cause) {
+        end(Wire.ABORT, Wire.describe(cause));
+    }
+
+    private void end(int type, String why) {
         List<Peer> all;
+        int k;
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
+            k = round;
             all = new ArrayList<>(peers.values());
             notifyAll();
         }
-        closeQuietly(listener);
+        door.close();
         for (Peer p : all) {
-            p.conn.trySend(Wire.BYE, 0, "");
+            p.conn.trySend(type, k, why);
             p.conn.close();
         }
         TcpRendezvous.forget(this);
@@ -385,7 +389,7 @@ final class RendezvousServer implements RankExchange {
             all = new ArrayList<>(peers.values());
             notifyAll();
         }
-        closeQuietly(listener);
+        door.close();
         for (Peer p : all) {
             p.conn.close();
         }

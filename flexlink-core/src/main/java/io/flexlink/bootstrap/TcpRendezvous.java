@@ -8,8 +8,8 @@ import io.flexlink.runtime.RankExchange;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.UnknownHostException;
+import java.nio.channels.ServerSocketChannel;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * after round, each round bounded by {@code flexlink.initTimeout}; a failed round names the missing
  * ranks. Peers must present the id's secret. The connections stay open while the communicator lives,
  * so that a rank whose process dies is noticed: {@link RankExchange#onPeerLost} listeners hear of it on
- * every surviving rank (the communicator factory aborts the communicator then).
+ * every surviving rank (the communicator factory aborts the communicator then). A rank whose creation
+ * fails says so ({@link RankExchange#fail}): the others' rounds fail at once with its error.
  */
 public final class TcpRendezvous {
     /** Servers bound by {@link #listen} in this process and not yet joined by rank 0, by token. */
@@ -39,20 +40,43 @@ public final class TcpRendezvous {
      * Binds rank 0's rendezvous and returns the id to hand to every rank: peers connect to
      * {@code advertised}:{@code port} ({@code port} 0 picks a free one). The server binds to
      * {@code flexlink.bootstrap.bind} when set, else to {@code advertised}. Rank 0 must then call
-     * {@code initRank} in this process.
+     * {@code initRank} in this process; the port stays bound (and peers may join) until then, however
+     * long that takes, or until {@link #cancel} gives it up.
      */
     public static UniqueId listen(InetAddress advertised, int port, FlexLinkConfig config) {
+        return listen(advertised, port, config, RendezvousServer.HELLO_TIMEOUT);
+    }
+
+    /** {@link #listen}, with the time a connection may take to say its HELLO (tests shorten it). */
+    static UniqueId listen(InetAddress advertised, int port, FlexLinkConfig config, Duration helloTimeout) {
         if (advertised.isAnyLocalAddress()) {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "address: " + advertised.getHostAddress()
                     + " is not an address peers can connect to; give rank 0's address (bind to every interface "
                     + "with flexlink.bootstrap.bind=0.0.0.0)");
         }
-        ServerSocket listener = bind(bindAddress(config, advertised), port);
-        UniqueId id = UniqueId.withAddress(advertised.getAddress(), listener.getLocalPort());
+        ServerSocketChannel listener = bind(bindAddress(config, advertised), port);
+        int bound = listener.socket().getLocalPort();
+        UniqueId id = UniqueId.withAddress(advertised.getAddress(), bound);
         RendezvousServer server = new RendezvousServer(listener, id.tokenBytes(), id.secret(),
-                where(advertised, listener.getLocalPort()));
+                where(advertised, bound), helloTimeout);
         SERVING.put(id.token(), server);
         return id;
+    }
+
+    /**
+     * Gives up the rendezvous that {@link #listen} bound for {@code id} when rank 0 will not call
+     * {@code initRank} with it after all: frees the port, stops its threads and refuses the peers that
+     * joined (they fail with REMOTE_ERROR). Returns false when there is nothing to give up (rank 0
+     * already took the rendezvous, or it was not bound in this process).
+     */
+    public static boolean cancel(UniqueId id) {
+        RendezvousServer server = SERVING.remove(id.token());
+        if (server == null) {
+            return false;
+        }
+        server.fail(new FlexLinkException(Result.INVALID_USAGE, "the unique id's rendezvous at " + server.where()
+                + " was cancelled by rank 0's process before rank 0 joined"));
+        return true;
     }
 
     /** True when rank 0's rendezvous of {@code id} was bound by this process and awaits rank 0. */
@@ -102,8 +126,9 @@ public final class TcpRendezvous {
         String where = where(master, env.masterPort);
         Duration timeout = config.initTimeout();
         if (env.rank == 0) {
-            ServerSocket listener = bind(bindAddress(config, master), env.masterPort);
-            return new RendezvousServer(listener, id.tokenBytes(), id.secret(), where).attach(env.worldSize, timeout);
+            ServerSocketChannel listener = bind(bindAddress(config, master), env.masterPort);
+            return new RendezvousServer(listener, id.tokenBytes(), id.secret(), where, RendezvousServer.HELLO_TIMEOUT)
+                    .attach(env.worldSize, timeout);
         }
         return RendezvousClient.connect(new InetSocketAddress(master, env.masterPort), where, id.tokenBytes(),
                 id.secret(), env.rank, env.worldSize, timeout);
@@ -132,11 +157,11 @@ public final class TcpRendezvous {
     }
 
     /** Binds with SO_REUSEADDR, so that a port of a finished job in TIME_WAIT can be taken again. */
-    private static ServerSocket bind(InetAddress address, int port) {
-        ServerSocket s = null;
+    private static ServerSocketChannel bind(InetAddress address, int port) {
+        ServerSocketChannel s = null;
         try {
-            s = new ServerSocket();
-            s.setReuseAddress(true);
+            s = ServerSocketChannel.open();
+            s.socket().setReuseAddress(true);
             s.bind(new InetSocketAddress(address, port), 128);
             return s;
         } catch (IOException e) {

@@ -1,5 +1,6 @@
 package io.flexlink.bootstrap;
 
+import io.flexlink.FlexLinkException;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -9,13 +10,15 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The frames of the TCP rendezvous: {@code type, round, length, payload}, big-endian. A client says
- * HELLO and gets ACCEPT or REJECT; then each all-gather round is one DATA from every client and one
- * RESULT (every rank's bytes) or ERROR from rank 0; LOST tells a client that another rank is gone; BYE
- * ends a connection cleanly.
+ * HELLO (a frame of exactly {@link #HELLO_FRAME} bytes) and gets ACCEPT or REJECT; then each all-gather
+ * round is one DATA from every client and one RESULT (every rank's bytes) or ERROR from rank 0; LOST
+ * tells a client that another rank is gone; BYE ends a connection cleanly; ABORT ends it because the
+ * sender's communicator creation failed, saying why.
  */
 final class Wire {
     static final int MAGIC = 0x464C5852; // "FLXR"
-    static final int VERSION = 1;
+    /** 2: ABORT added. */
+    static final int VERSION = 2;
     static final int HELLO = 1;
     static final int ACCEPT = 2;
     static final int REJECT = 3;
@@ -24,8 +27,15 @@ final class Wire {
     static final int ERROR = 6;
     static final int LOST = 7;
     static final int BYE = 8;
-    /** Bigger frames are garbage (or an attack), not rendezvous traffic. */
+    static final int ABORT = 9;
+    static final int HEADER_BYTES = 12;
+    /** HELLO's payload: magic, version, token (8), secret (16), ranks, rank, pid. */
+    static final int HELLO_PAYLOAD = 4 + 4 + 8 + 16 + 4 + 4 + 8;
+    static final int HELLO_FRAME = HEADER_BYTES + HELLO_PAYLOAD;
+    /** Bigger frames from an admitted peer are garbage (or an attack), not rendezvous traffic. */
     static final int MAX_PAYLOAD = 64 << 20;
+    /** Bound of a handshake answer (ACCEPT is empty, REJECT a sentence) and of an error text sent. */
+    static final int MAX_TEXT = 4096;
 
     private Wire() {
     }
@@ -43,6 +53,15 @@ final class Wire {
 
         String text() {
             return new String(payload, StandardCharsets.UTF_8);
+        }
+    }
+
+    /** A frame that breaks the protocol (as opposed to a connection that failed). */
+    static final class ProtocolException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        ProtocolException(String message) {
+            super(message);
         }
     }
 
@@ -79,12 +98,20 @@ final class Wire {
             }
         }
 
+        /** Reads a frame of at most {@link #MAX_PAYLOAD} bytes of payload. */
         Frame read() throws IOException {
+            return read(MAX_PAYLOAD);
+        }
+
+        /** Reads a frame; a declared length above {@code maxPayload} is refused before anything is allocated. */
+        Frame read(int maxPayload) throws IOException {
             int type = in.readInt();
             int round = in.readInt();
             int len = in.readInt();
-            if (len < 0 || len > MAX_PAYLOAD) {
-                throw new IOException("bad frame length " + len);
+            if (len < 0 || len > maxPayload) {
+                throw new ProtocolException("a frame (type " + type + ") declares " + (len & 0xFFFFFFFFL)
+                        + " bytes, more than the " + maxPayload + " allowed: not FlexLink rendezvous traffic of this "
+                        + "version");
             }
             byte[] p = new byte[len];
             in.readFully(p);
@@ -100,10 +127,32 @@ final class Wire {
         }
     }
 
-    /** HELLO: magic, version, token (8), secret (16), ranks, rank, pid. */
+    /** HELLO's payload: magic, version, token (8), secret (16), ranks, rank, pid. */
     static byte[] hello(byte[] token, byte[] secret, int nranks, int rank) {
-        return ByteBuffer.allocate(4 + 4 + 8 + 16 + 4 + 4 + 8).putInt(MAGIC).putInt(VERSION).put(token).put(secret)
+        return ByteBuffer.allocate(HELLO_PAYLOAD).putInt(MAGIC).putInt(VERSION).put(token).put(secret)
                 .putInt(nranks).putInt(rank).putLong(ProcessHandle.current().pid()).array();
+    }
+
+    /** True when the first {@link #HEADER_BYTES} of a connection can begin a HELLO. */
+    static boolean helloHeader(ByteBuffer header) {
+        return header.getInt(0) == HELLO && header.getInt(4) == 0 && header.getInt(8) == HELLO_PAYLOAD;
+    }
+
+    /** A HELLO's fields. */
+    record Hello(int version, byte[] token, byte[] secret, int nranks, int rank, long pid) {
+        /** Parses a whole HELLO frame ({@link #HELLO_FRAME} bytes), or null when it is not one. */
+        static Hello parse(byte[] frame) {
+            ByteBuffer b = ByteBuffer.wrap(frame);
+            if (frame.length != HELLO_FRAME || !helloHeader(b) || b.getInt(HEADER_BYTES) != MAGIC) {
+                return null;
+            }
+            b.position(HEADER_BYTES + 4);
+            int version = b.getInt();
+            byte[] token = new byte[8];
+            byte[] secret = new byte[16];
+            b.get(token).get(secret);
+            return new Hello(version, token, secret, b.getInt(), b.getInt(), b.getLong());
+        }
     }
 
     /** RESULT: count, then length and bytes of each rank's contribution. */
@@ -119,17 +168,36 @@ final class Wire {
         return buf.array();
     }
 
-    static byte[][] unpackAll(byte[] packed) throws IOException {
-        try {
-            ByteBuffer buf = ByteBuffer.wrap(packed);
-            byte[][] all = new byte[buf.getInt()][];
-            for (int i = 0; i < all.length; i++) {
-                all[i] = new byte[buf.getInt()];
-                buf.get(all[i]);
-            }
-            return all;
-        } catch (RuntimeException e) {
-            throw new IOException("corrupt result frame: " + e);
+    /** Unpacks a RESULT of {@code nranks} contributions; every count is checked before it is allocated. */
+    static byte[][] unpackAll(byte[] packed, int nranks) throws IOException {
+        ByteBuffer buf = ByteBuffer.wrap(packed);
+        if (buf.remaining() < 4) {
+            throw new ProtocolException("a result frame of " + packed.length + " bytes");
         }
+        int count = buf.getInt();
+        if (count != nranks) {
+            throw new ProtocolException("a result of " + (count & 0xFFFFFFFFL) + " ranks, expected " + nranks);
+        }
+        byte[][] all = new byte[count][];
+        for (int i = 0; i < count; i++) {
+            int len = buf.remaining() >= 4 ? buf.getInt() : -1;
+            if (len < 0 || len > buf.remaining()) {
+                throw new ProtocolException("a result whose rank " + i + " declares " + (len & 0xFFFFFFFFL)
+                        + " bytes where " + buf.remaining() + " remain");
+            }
+            all[i] = new byte[len];
+            buf.get(all[i]);
+        }
+        if (buf.hasRemaining()) {
+            throw new ProtocolException("a result with " + buf.remaining() + " bytes after its last rank");
+        }
+        return all;
+    }
+
+    /** What a failure says to the peers: its NCCL code and message, bounded. */
+    static String describe(Throwable cause) {
+        String text = cause instanceof FlexLinkException ? cause.getMessage()
+                : cause.getClass().getSimpleName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+        return text.length() <= 1000 ? text : text.substring(0, 1000) + "...";
     }
 }

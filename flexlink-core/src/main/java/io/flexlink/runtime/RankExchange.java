@@ -31,6 +31,16 @@ public interface RankExchange extends AutoCloseable {
     default void close() {
     }
 
+    /**
+     * Ends the exchange because this rank's creation failed; peers are told why: their pending and
+     * later rounds fail promptly with REMOTE_ERROR naming this rank and {@code cause} (its result code
+     * and message), instead of timing out. Releases the exchange like {@link #close()}; idempotent, and
+     * does nothing after {@code close}.
+     */
+    default void fail(Throwable cause) {
+        close();
+    }
+
     /** Hears that the process of rank {@code rank} is gone. */
     @FunctionalInterface
     interface PeerLossListener {

@@ -37,7 +37,7 @@ class ShmSegmentTest {
             for (long i = 0; i < a.mappedBytes(); i += 8) {
                 assertEquals(0, U.getLong(a.address() + i), "zero-filled");
             }
-            try (ShmSegment b = ShmSegment.open(a.name(), 10_000)) {
+            try (ShmSegment b = ShmSegment.open(dir, a.name(), 10_000)) {
                 U.putIntVolatile(null, a.address() + 64, 42);
                 assertEquals(42, U.getIntVolatile(null, b.address() + 64));
                 a.unlink();
@@ -45,7 +45,7 @@ class ShmSegmentTest {
                 U.putIntVolatile(null, b.address() + 128, 7);
                 assertEquals(7, U.getIntVolatile(null, a.address() + 128), "mappings outlive the name");
             }
-            FlexLinkException gone = assertThrows(FlexLinkException.class, () -> ShmSegment.open(a.name(), 10_000));
+            FlexLinkException gone = assertThrows(FlexLinkException.class, () -> ShmSegment.open(dir, a.name(), 10_000));
             assertTrue(gone.getMessage().contains("same machine"), gone.getMessage());
         }
         try (Stream<Path> left = Files.list(dir)) {
@@ -72,6 +72,63 @@ class ShmSegmentTest {
         try (Stream<Path> left = Files.list(dir)) {
             assertEquals(0, left.count(), "nothing left behind");
         }
+    }
+
+    private void nothingLeftBehind() throws Exception {
+        try (Stream<Path> left = Files.list(dir)) {
+            assertEquals(0, left.count(), "nothing left behind");
+        }
+    }
+
+    @Test
+    void tooLittleFreeSpaceIsRefusedBeforeTheFileIsMade() throws Exception {
+        ShmSegment.ZeroFill never = (ch, size) -> {
+            throw new AssertionError("no file should be written");
+        };
+        FlexLinkException e = assertThrows(FlexLinkException.class,
+                () -> ShmSegment.create(dir, 64 << 20, d -> 1 << 20, never));
+        assertEquals(Result.SYSTEM_ERROR, e.result());
+        assertTrue(e.getMessage().contains(dir + " has 1048576 bytes free but a staging area needs 67108864"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("--shm-size"), e.getMessage());
+        nothingLeftBehind();
+    }
+
+    @Test
+    void runningOutOfSpaceWhileWritingIsAClearErrorWhateverTheMessageLanguage() throws Exception {
+        long[] free = {1L << 30};
+        ShmSegment.ZeroFill fillsUp = (ch, size) -> {
+            ch.write(java.nio.ByteBuffer.allocate(8192), 0);
+            free[0] = 100; // another process took the rest meanwhile
+            throw new java.io.IOException("Auf dem Gerät ist kein Speicherplatz mehr verfügbar");
+        };
+        FlexLinkException e = assertThrows(FlexLinkException.class,
+                () -> ShmSegment.create(dir, 1 << 20, d -> free[0], fillsUp));
+        assertEquals(Result.SYSTEM_ERROR, e.result());
+        assertTrue(e.getMessage().contains("bytes free but a staging area needs 1048576"), e.getMessage());
+        nothingLeftBehind();
+    }
+
+    @Test
+    void anotherWriteFailureIsNotCalledTooLittleSpace() throws Exception {
+        ShmSegment.ZeroFill fails = (ch, size) -> {
+            throw new java.io.IOException("Input/output error");
+        };
+        FlexLinkException e = assertThrows(FlexLinkException.class,
+                () -> ShmSegment.create(dir, 1 << 20, d -> 1L << 30, fails));
+        assertEquals(Result.SYSTEM_ERROR, e.result());
+        assertTrue(e.getMessage().contains("cannot create") && e.getMessage().contains("Input/output error"),
+                e.getMessage());
+        nothingLeftBehind();
+    }
+
+    @Test
+    void outOfSpaceIsJudgedByTheRoomLeftAndOnlyElseByTheMessage() {
+        java.io.IOException localized = new java.io.IOException("Plus d'espace disponible sur le périphérique");
+        assertTrue(ShmSegment.outOfSpace(localized, 4096, 0));
+        assertFalse(ShmSegment.outOfSpace(localized, 4096, 1L << 30));
+        assertTrue(ShmSegment.outOfSpace(new java.io.IOException("No space left on device"), 4096, -1));
+        assertFalse(ShmSegment.outOfSpace(localized, 4096, -1), "room unknown and no English: not judged so");
     }
 
     @Test
