@@ -152,7 +152,7 @@ public final class CommunicatorFactory {
             return comm;
         } catch (RuntimeException | Error e) {
             log.rollback(e); // what this rank made, last made first; then the exchange
-            exchange.close();
+            exchange.fail(e); // the peers learn why instead of waiting out their timeout
             throw e;
         }
     }

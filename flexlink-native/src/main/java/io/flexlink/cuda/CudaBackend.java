@@ -171,7 +171,8 @@ public final class CudaBackend implements Backend {
 
     @Override
     public PinnedMemory openShared(String name, long bytes) {
-        return ShmSegment.isName(name) ? host.openCrossProcess(name, bytes) : host.openShared(name, bytes);
+        return ShmSegment.isName(name) ? host.openCrossProcess(name, bytes, config.shmDir())
+                : host.openShared(name, bytes);
     }
 
     @Override

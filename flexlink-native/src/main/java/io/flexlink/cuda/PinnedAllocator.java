@@ -101,8 +101,8 @@ final class PinnedAllocator {
     }
 
     /** Maps and pins the file another process made with {@link #createCrossProcess}. */
-    CudaPinnedMemory openCrossProcess(String name, long bytes) {
-        return register(ShmSegment.open(name, bytes));
+    CudaPinnedMemory openCrossProcess(String name, long bytes, java.nio.file.Path dir) {
+        return register(ShmSegment.open(dir, name, bytes));
     }
 
     /**

@@ -182,7 +182,7 @@ public final class HostBackend implements Backend {
     public PinnedMemory openShared(String name, long bytes) {
         if (ShmSegment.isName(name)) {
             int mark = name.lastIndexOf(PURPOSE_MARK);
-            ShmSegment seg = ShmSegment.open(mark < 0 ? name : name.substring(0, mark), bytes);
+            ShmSegment seg = ShmSegment.open(config.shmDir(), mark < 0 ? name : name.substring(0, mark), bytes);
             liveBytes.addAndGet(bytes);
             return new HostPinnedMemory(this, seg.address(), bytes, name,
                     mark < 0 ? null : name.substring(mark + 1), seg);

@@ -140,17 +140,6 @@ public final class ShmSegment implements AutoCloseable {
         return open(dir, name, bytes, ShmSweep.uid());
     }
 
-    /**
-     * Maps {@code name} checking it against the directory it names itself.
-     *
-     * @deprecated pass this rank's shm directory ({@code flexlink.shm.dir}): {@link #open(Path, String, long)}
-     */
-    @Deprecated
-    public static ShmSegment open(String name, long bytes) {
-        Path parent = isName(name) ? Path.of(name.substring(NAME_PREFIX.length())).getParent() : null;
-        return open(parent == null ? Path.of(".") : parent, name, bytes);
-    }
-
     /** {@link #open(Path, String, long)} for files owned by {@code owner} (a numeric uid, or a user name). */
     static ShmSegment open(Path dir, String name, long bytes, String owner) {
         Path file = ShmFileCheck.inDirectory(dir, name);
