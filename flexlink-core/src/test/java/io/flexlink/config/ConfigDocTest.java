@@ -39,10 +39,11 @@ class ConfigDocTest {
     @Test
     void valuesAreParsedAndCheckedWithTheSettingNamed() {
         FlexLinkConfig c = FlexLinkConfig.builder().set(FlexLinkConfig.CHUNK_BYTES, "8M")
-                .set(FlexLinkConfig.SHARE, "pcie=0.2,nvshmem=0.1").set(FlexLinkConfig.PATHS, "pcie, primary").build();
+                .set(FlexLinkConfig.SHARE, "pcie=0.2,nvshmem=0.1")
+                .set(FlexLinkConfig.PATHS, "pcie, primary,nvshmem").build();
         assertEquals(8L << 20, c.chunkBytes());
         assertEquals(Map.of("pcie", 0.2, "nvshmem", 0.1), c.shares());
-        assertEquals(java.util.List.of("pcie", "primary"), c.paths());
+        assertEquals(java.util.List.of("pcie", "primary", "nvshmem"), c.paths());
         FlexLinkException e = assertThrows(FlexLinkException.class,
                 () -> FlexLinkConfig.builder().set(FlexLinkConfig.SLOTS, "1").build().slots());
         assertTrue(e.getMessage().contains("flexlink.slots"), e.getMessage());
