@@ -111,8 +111,8 @@ final class PerfRunner {
                 if (fm.hasPrimary()) {
                     base = communicators(backend, config.with(FlexLinkConfig.PATHS, "primary"), devices);
                     bm = new ShareMeter(base);
-                    baselineNote = "primary path alone (flexlink.paths=primary), timed out of place after each FlexLink row"
-                            + "; " + vsNote();
+                    baselineNote = "primary path alone (flexlink.paths=primary), timed out of place after each "
+                            + "FlexLink row; " + vsNote();
                 } else {
                     baselineNote = "skipped: this configuration has no primary path (several ranks share a device "
                             + "or --paths leaves it out), so there is nothing to compare with";

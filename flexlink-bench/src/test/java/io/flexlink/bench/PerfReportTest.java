@@ -39,7 +39,8 @@ class PerfReportTest {
              PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
             code = PerfMain.run(args, o, e, System.getenv(), tamper);
         }
-        return new PerfMainTest.Outcome(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        return new PerfMainTest.Outcome(code, out.toString(StandardCharsets.UTF_8),
+                err.toString(StandardCharsets.UTF_8));
     }
 
     @SuppressWarnings("unchecked")
@@ -55,7 +56,8 @@ class PerfReportTest {
             PerfMainTest.Outcome pass = PerfMainTest.perf(args(base + " --gate 0.0 --json", json.toString()));
             assertEquals(0, pass.code, pass::toString);
             assertTrue(pass.out.contains("# Gate: passed"), pass::toString);
-            assertTrue(pass.out.contains("vs = FlexLink algbw / baseline algbw (busbw is 0 on one rank"), pass::toString);
+            assertTrue(pass.out.contains("vs = FlexLink algbw / baseline algbw (busbw is 0 on one rank"),
+                    pass::toString);
             assertEquals(2, pass.rows().size(), pass::toString);
             for (String r : pass.rows()) {
                 String[] f = r.trim().split("\\s+");

@@ -36,7 +36,8 @@ public final class Emulation {
     static final Emulation OFF = new Emulation(Collections.emptyMap());
 
     /** A number, then a unit: {@code 400MB/s}, {@code 1.5GBps}, {@code 50us}. */
-    private static final Pattern QUANTITY = Pattern.compile("([-+]?[0-9]*\\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\\s*([a-zA-Z/]+)");
+    private static final Pattern QUANTITY =
+            Pattern.compile("([-+]?[0-9]*\\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\\s*([a-zA-Z/]+)");
     private static final Map<String, Double> RATE_UNITS = Map.of(
             "gb/s", 1e9, "gbps", 1e9, "mb/s", 1e6, "mbps", 1e6, "kb/s", 1e3, "kbps", 1e3);
     private static final Map<String, Double> LATENCY_UNITS = Map.of("ns", 1.0, "us", 1e3, "ms", 1e6);
