@@ -22,6 +22,15 @@ import java.util.stream.IntStream;
 final class DataCheck {
     private static final int MAX_ERRORS = 5;
 
+    /**
+     * Test hook: runs after the checked call and before {@link #verify}, and may change the outputs (to
+     * prove that a wrong element is caught, counted and fails the run).
+     */
+    @FunctionalInterface
+    interface Tamper {
+        void beforeVerify(Workspace ws);
+    }
+
     private final Backend backend;
     private final HostArray reference = new HostArray();
     private final ByteBuffer stageA = ByteBuffer.allocateDirect(HostArray.CHUNK).order(ByteOrder.nativeOrder());

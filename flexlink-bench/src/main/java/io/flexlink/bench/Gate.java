@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * --gate MIN[,LARGE]: FlexLink's out-of-place busbw must be at least MIN times the baseline's at every
- * size, and at least LARGE times at sizes of 64 MiB and more. A CI guard that splitting never costs more
- * than noise and pays where it should.
+ * --gate MIN[,LARGE]: FlexLink's out-of-place busbw (algbw on one rank, where busbw is 0: see
+ * {@link Row.Basis}) must be at least MIN times the baseline's at every size, and at least LARGE times at
+ * sizes of 64 MiB and more. A CI guard that splitting never costs more than noise and pays where it should.
  */
 final class Gate {
     /** Sizes from which the LARGE bound applies. */
@@ -56,16 +56,17 @@ final class Gate {
             if (r.baseline == null) {
                 continue;
             }
+            String bw = r.basis.label();
             if (Double.isNaN(vs)) {
-                failures.add(r.label() + ": baseline busbw is 0");
+                failures.add(r.label() + ": baseline " + bw + " is 0");
                 continue;
             }
             if (vs < min) {
-                failures.add(String.format(Locale.ROOT, "%s: busbw %.2f < %.2f x baseline %.2f (vs %.3f)",
-                        r.label(), r.outOfPlace.busBw, min, r.baseline.busBw, vs));
+                failures.add(String.format(Locale.ROOT, "%s: %s %.2f < %.2f x baseline %.2f (vs %.3f)",
+                        r.label(), bw, r.basis.of(r.outOfPlace), min, r.basis.of(r.baseline), vs));
             } else if (!Double.isNaN(large) && r.bytes >= LARGE_BYTES && vs < large) {
-                failures.add(String.format(Locale.ROOT, "%s: busbw %.2f < %.2f x baseline %.2f (vs %.3f, size >= 64M)",
-                        r.label(), r.outOfPlace.busBw, large, r.baseline.busBw, vs));
+                failures.add(String.format(Locale.ROOT, "%s: %s %.2f < %.2f x baseline %.2f (vs %.3f, size >= 64M)",
+                        r.label(), bw, r.basis.of(r.outOfPlace), large, r.basis.of(r.baseline), vs));
             }
         }
         return failures.isEmpty();

@@ -11,14 +11,15 @@ import java.util.List;
 
 /**
  * --json FILE: every row with all its columns, the environment (backend, ranks, devices, versions,
- * configuration) and each path's totals from {@link io.flexlink.Communicator#stats()}. Written by hand
- * (no JSON library). Field names follow nccl-tests' own JSON output where it has one.
+ * topology as the backend reports it, configuration) and each path's totals from
+ * {@link io.flexlink.Communicator#stats()}. Written by hand (no JSON library). Field names follow
+ * nccl-tests' own JSON output where it has one.
  */
 final class JsonReport {
     private JsonReport() {
     }
 
-    static void write(Path file, PerfOptions o, RunEnv env, List<String> auxPaths, List<Row> rows,
+    static void write(Path file, PerfOptions o, RunEnv env, List<String> auxPaths, List<Row> rows, Row.Basis basis,
                       ShareMeter flex, ShareMeter base, ResultTable table, Gate gate, boolean gatePassed)
             throws IOException {
         JsonWriter w = new JsonWriter();
@@ -29,8 +30,13 @@ final class JsonReport {
                 .field("flexlink", RunEnv.flexlinkVersion())
                 .field("java", RunEnv.javaVersion())
                 .field("os", System.getProperty("os.name") + " " + System.getProperty("os.arch"))
+                .field("primary_transport", env.facts.primaryTransport)
+                .field("backend_libraries", env.facts.topology == null ? null : env.facts.topology.libraryVersion())
                 .endObject();
         environment(w, env);
+        env.facts.write(w);
+        // what vs, the gate and the plot compare: busbw, or algbw where busbw is 0 (one rank)
+        w.field("vs_basis", basis.label());
         options(w, o);
         settings(w, env.config);
         w.key("aux_paths").beginArray();
@@ -90,7 +96,12 @@ final class JsonReport {
                 .field("pid", env.pid);
         w.key("devices").beginArray();
         for (int r = 0; r < env.devices.length; r++) {
-            w.beginObject().field("rank", r).field("device", env.devices[r]).field("backend", env.backend).endObject();
+            w.beginObject().field("rank", r).field("device", env.devices[r]).field("backend", env.backend);
+            io.flexlink.topo.GpuInfo g = env.facts.gpu(env.devices[r]);
+            if (g != null) {
+                w.field("model", g.model()).field("pci_bus_id", g.pciBusId());
+            }
+            w.endObject();
         }
         w.endArray().endObject();
     }

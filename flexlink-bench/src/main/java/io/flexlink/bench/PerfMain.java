@@ -45,6 +45,12 @@ public final class PerfMain {
 
     /** {@link #run(String[], PrintStream, PrintStream)} with the environment --from-env reads. */
     static int run(String[] args, PrintStream out, PrintStream err, java.util.Map<String, String> environment) {
+        return run(args, out, err, environment, null);
+    }
+
+    /** ... with a test hook that may change each checked call's outputs before they are compared. */
+    static int run(String[] args, PrintStream out, PrintStream err, java.util.Map<String, String> environment,
+                   DataCheck.Tamper tamper) {
         configureLogging(args);
         PerfOptions options = new PerfOptions();
         options.environment = environment;
@@ -77,7 +83,7 @@ public final class PerfMain {
             options.validate();
             // with --from-env only rank 0 prints the table; the others report problems on stderr
             PrintStream table = options.printsTable() ? out : new PrintStream(java.io.OutputStream.nullOutputStream());
-            return new PerfRunner(options, table, err).run();
+            return new PerfRunner(options, table, err, tamper).run();
         } catch (FlexLinkException e) {
             out.flush();
             if (e.result() == Result.INVALID_ARGUMENT) {

@@ -106,7 +106,9 @@ public final class PerfOptions {
     String minSplit;
 
     @Option(names = "--emulate", paramLabel = "LINKS",
-            description = "Host backend: emulated link speeds, e.g. primary:400MB/s,pcie:100MB/s@50us.")
+            description = "Host backend: emulated link speeds per path (primary, pcie, nvshmem) in GB/s, MB/s "
+                    + "or KB/s, with an optional latency per chunk in ns, us or ms, "
+                    + "e.g. primary:400MB/s,pcie:100MB/s@50us.")
     String emulate;
 
     @Option(names = "--history", description = "Print the balancer's decisions (the convergence trace) at the end.")
@@ -116,7 +118,8 @@ public final class PerfOptions {
     long seed;
 
     @Option(names = "--baseline",
-            description = "Also time the primary path alone and print vs = FlexLink busbw / baseline busbw.")
+            description = "Also time the primary path alone and print vs = FlexLink busbw / baseline busbw "
+                    + "(algbw on one rank, where busbw is 0).")
     boolean baseline;
 
     @Option(names = "--json", paramLabel = "FILE", description = "Write every row and the environment as JSON.")

@@ -24,9 +24,9 @@ import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
 /**
- * --plot FILE.png: out-of-place busbw of FlexLink (and of the baseline) against size on a log-2 axis,
- * with each auxiliary path's share on a second axis (dashed). One series per type/operation/root, at
- * most {@link #MAX_COMBOS} of them.
+ * --plot FILE.png: out-of-place busbw of FlexLink (and of the baseline) against size on a log-2 axis
+ * (algbw on one rank, where busbw is 0: the rows' {@link Row.Basis}), with each auxiliary path's share on a
+ * second axis (dashed). One series per type/operation/root, at most {@link #MAX_COMBOS} of them.
  */
 final class PlotWriter {
     static final int WIDTH = 900;
@@ -44,6 +44,7 @@ final class PlotWriter {
             shares.put(p, new TreeMap<>());
         }
         boolean single = countCombos(rows) == 1;
+        Row.Basis basis = rows.isEmpty() ? Row.Basis.BUSBW : rows.get(0).basis;
         for (Row r : rows) {
             if (r.bytes <= 0) {
                 continue;
@@ -56,9 +57,9 @@ final class PlotWriter {
                 combos.put(key, s);
             }
             if (s != null) {
-                s[0].add(r.bytes, r.outOfPlace.busBw);
+                s[0].add(r.bytes, basis.of(r.outOfPlace));
                 if (r.baseline != null) {
-                    s[1].add(r.bytes, r.baseline.busBw);
+                    s[1].add(r.bytes, basis.of(r.baseline));
                 }
             }
             for (int i = 0; i < auxPaths.size() && i < r.shares.length; i++) {
@@ -98,7 +99,7 @@ final class PlotWriter {
         }
         double powers = lo == Double.MAX_VALUE ? 1 : Math.log(hi / lo) / Math.log(2);
         x.setTickUnit(new NumberTickUnit(Math.max(1, Math.ceil(powers / 12))), false, true);
-        NumberAxis y = new NumberAxis("busbw (GB/s)");
+        NumberAxis y = new NumberAxis(basis.label() + " (GB/s)");
         y.setAutoRangeIncludesZero(true);
         XYPlot plot = new XYPlot(bw, x, y, new XYLineAndShapeRenderer(true, true));
         plot.setBackgroundPaint(Color.WHITE);

@@ -26,6 +26,8 @@ final class Replot {
         for (Object p : (List<Object>) doc.get("aux_paths")) {
             aux.add((String) p);
         }
+        // runs written before vs_basis existed compared busbw
+        Row.Basis basis = Row.Basis.parse((String) doc.get("vs_basis"));
         List<Row> rows = new ArrayList<>();
         for (Object o : (List<Object>) doc.get("results")) {
             Map<String, Object> r = (Map<String, Object>) o;
@@ -33,6 +35,7 @@ final class Replot {
             Row row = new Row(num(r.get("size")).longValue(), num(r.get("count")).longValue(),
                     DataType.parse((String) r.get("type")), "none".equals(op) ? null : ReduceOp.parse(op),
                     num(r.get("root")).intValue());
+            row.basis = basis;
             row.outOfPlace = run((Map<String, Object>) r.get("out_of_place"));
             row.inPlace = run((Map<String, Object>) r.get("in_place"));
             if (r.get("baseline") != null) {

@@ -16,8 +16,9 @@ final class ResultTable {
     private final List<String> auxPaths;
     private final boolean check;
     private final boolean baseline;
+    /** Sum and count of the busbw of every timed run (out of place and in place), for the footer. */
     private double busBwSum;
-    private int rows;
+    private int runs;
     private long wrong;
 
     ResultTable(PrintStream out, List<String> auxPaths, boolean check, boolean baseline) {
@@ -85,8 +86,8 @@ final class ResultTable {
         }
         out.println(sb);
         out.flush();
-        busBwSum += r.outOfPlace.busBw;
-        rows++;
+        count(r.outOfPlace);
+        count(r.inPlace);
         wrong += r.wrong();
     }
 
@@ -96,13 +97,23 @@ final class ResultTable {
                 CFormat.fit(run.timeUs, 7), CFormat.fit(run.algBw, 6), CFormat.fit(run.busBw, 6), w));
     }
 
+    private void count(Row.Run run) {
+        if (run != null) {
+            busBwSum += run.busBw;
+            runs++;
+        }
+    }
+
     long wrong() {
         return wrong;
     }
 
-    /** The average out-of-place busbw over the rows. */
+    /**
+     * nccl-tests' "Avg bus bandwidth": the mean busbw over every run timed, out of place and in place
+     * (nccl-tests adds each run's busbw and counts it, then divides).
+     */
     double averageBusBw() {
-        return rows == 0 ? 0 : busBwSum / rows;
+        return runs == 0 ? 0 : busBwSum / runs;
     }
 
     void footer(String program) {

@@ -1,7 +1,9 @@
 package io.flexlink.bench;
 
+import io.flexlink.Collective;
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
+import java.util.Locale;
 
 /** One line of the table: a size, type, operation and root, with its measurements. */
 final class Row {
@@ -24,6 +26,33 @@ final class Row {
         }
     }
 
+    /**
+     * The bandwidth that {@code vs}, the gate and the plot compare: busbw, or algbw where busbw is 0 for
+     * every run (AllReduce, AllGather and ReduceScatter on one rank, whose bus factor is 0). Both runs of a
+     * row move the same bytes, so the algbw ratio is the inverse ratio of their times.
+     */
+    enum Basis {
+        BUSBW, ALGBW;
+
+        /** The basis of a sweep of {@code c} over {@code ranks} ranks. */
+        static Basis of(Collective c, int ranks) {
+            return c.busFactor(ranks) > 0 ? BUSBW : ALGBW;
+        }
+
+        /** {@code busbw} or {@code algbw}, as the table's columns are named. */
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        static Basis parse(String label) {
+            return label == null ? BUSBW : valueOf(label.toUpperCase(Locale.ROOT));
+        }
+
+        double of(Run run) {
+            return this == BUSBW ? run.busBw : run.algBw;
+        }
+    }
+
     final long bytes;
     final long count;
     final DataType type;
@@ -36,6 +65,8 @@ final class Row {
     Run baseline;
     /** Each auxiliary path's share of the elements, in the header's order. */
     double[] shares = new double[0];
+    /** What {@link #vs()} compares. */
+    Basis basis = Basis.BUSBW;
 
     Row(long bytes, long count, DataType type, ReduceOp op, int root) {
         this.bytes = bytes;
@@ -49,12 +80,12 @@ final class Row {
         return op == null ? "none" : op.ncclName();
     }
 
-    /** FlexLink's out-of-place busbw over the baseline's, or NaN without a baseline. */
+    /** FlexLink's out-of-place bandwidth ({@link #basis}) over the baseline's, or NaN without a baseline. */
     double vs() {
-        if (baseline == null || !(baseline.busBw > 0)) {
+        if (baseline == null || !(basis.of(baseline) > 0)) {
             return Double.NaN;
         }
-        return outOfPlace.busBw / baseline.busBw;
+        return basis.of(outOfPlace) / basis.of(baseline);
     }
 
     long wrong() {

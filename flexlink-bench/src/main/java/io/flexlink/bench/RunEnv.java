@@ -12,6 +12,8 @@ final class RunEnv {
     final String backendNote;
     final String backendDescription;
     final int deviceCount;
+    /** Transport, versions and GPUs as the backend reports them. */
+    final BackendFacts facts;
     final int[] devices;
     final FlexLinkConfig config;
     final String host;
@@ -19,13 +21,13 @@ final class RunEnv {
     /** Each rank's process id in a --from-env run (gathered), else null: every rank is this process. */
     long[] pids;
 
-    RunEnv(String program, String backend, String backendNote, String backendDescription, int deviceCount,
-           int[] devices, FlexLinkConfig config) {
+    RunEnv(String program, BackendFacts facts, String backendNote, int[] devices, FlexLinkConfig config) {
         this.program = program;
-        this.backend = backend;
+        this.facts = facts;
+        this.backend = facts.name;
         this.backendNote = backendNote;
-        this.backendDescription = backendDescription;
-        this.deviceCount = deviceCount;
+        this.backendDescription = facts.description;
+        this.deviceCount = facts.deviceCount;
         this.devices = devices;
         this.config = config;
         this.host = hostName();

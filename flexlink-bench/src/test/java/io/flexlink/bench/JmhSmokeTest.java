@@ -14,7 +14,7 @@ import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
-/** Runs the JMH benchmarks in this JVM (no fork), briefly, at the smallest size. */
+/** Runs the JMH benchmarks briefly, at the smallest size, in one forked JVM each (as they are meant to run). */
 class JmhSmokeTest {
     @Test
     void collectiveBenchmarkReportsBandwidth() throws Exception {
@@ -22,7 +22,7 @@ class JmhSmokeTest {
                 .include(CollectiveBenchmark.class.getName() + ".collective")
                 .param("size", "1M")
                 .param("collective", "all_reduce")
-                .forks(0)
+                .forks(1)
                 .warmupIterations(1)
                 .warmupTime(TimeValue.milliseconds(100))
                 .measurementIterations(1)
@@ -44,7 +44,7 @@ class JmhSmokeTest {
     void steadyStateCallRuns() throws Exception {
         Options opt = new OptionsBuilder()
                 .include(SteadyStateCallBenchmark.class.getName())
-                .forks(0)
+                .forks(1)
                 .warmupIterations(1)
                 .warmupTime(TimeValue.milliseconds(100))
                 .measurementIterations(1)

@@ -69,7 +69,10 @@ public class CollectiveBenchmark {
         @Param({"4"})
         public int ranks;
 
-        /** FlexLink's shares in mode flexlink (until the balancer decides them). */
+        /**
+         * FlexLink's shares in mode flexlink: fixed by default, so that every iteration measures the same
+         * split; {@code -p share=auto} lets the balancer decide them instead (it tunes during warm-up).
+         */
         @Param({"pcie=0.25"})
         public String share;
 

@@ -2,10 +2,13 @@ package io.flexlink.runtime.host;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
+import io.flexlink.config.FlexLinkConfig;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Emulated link speeds of the host backend ({@code flexlink.emulate}): for each path, the rate at which
@@ -32,6 +35,13 @@ public final class Emulation {
 
     static final Emulation OFF = new Emulation(Collections.emptyMap());
 
+    /** A number, then a unit: {@code 400MB/s}, {@code 1.5GBps}, {@code 50us}. */
+    private static final Pattern QUANTITY =
+            Pattern.compile("([-+]?[0-9]*\\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\\s*([a-zA-Z/]+)");
+    private static final Map<String, Double> RATE_UNITS = Map.of(
+            "gb/s", 1e9, "gbps", 1e9, "mb/s", 1e6, "mbps", 1e6, "kb/s", 1e3, "kbps", 1e3);
+    private static final Map<String, Double> LATENCY_UNITS = Map.of("ns", 1.0, "us", 1e3, "ms", 1e6);
+
     private final Map<String, Link> links;
 
     private Emulation(Map<String, Link> links) {
@@ -43,53 +53,66 @@ public final class Emulation {
         return purpose == null ? null : links.get(purpose);
     }
 
-    /** Parses {@code primary:400MB/s,pcie:100MB/s@50us}; {@code off} or empty for none. */
+    /**
+     * Parses {@code primary:400MB/s,pcie:100MB/s@50us}; {@code off} or empty for none. Every path must be
+     * one of {@link FlexLinkConfig#PATH_NAMES} (once), every rate positive in GB/s, MB/s or KB/s, every
+     * latency non-negative in ns, us or ms; anything else is INVALID_ARGUMENT naming the token.
+     */
     public static Emulation parse(String spec) {
         String s = spec == null ? "" : spec.trim();
         if (s.isEmpty() || s.equalsIgnoreCase("off")) {
             return OFF;
         }
         Map<String, Link> links = new HashMap<>();
-        for (String part : s.split(",")) {
-            String[] kv = part.trim().split(":");
+        for (String part : s.split(",", -1)) {
+            String[] kv = part.trim().split(":", -1);
             if (kv.length != 2) {
                 throw bad(spec, "expected path:rate[@latency], got '" + part.trim() + "'");
             }
-            String[] rl = kv[1].trim().split("@");
-            links.put(kv[0].trim().toLowerCase(Locale.ROOT),
-                    new Link(rate(spec, rl[0].trim()), rl.length > 1 ? latency(spec, rl[1].trim()) : 0));
+            String path = kv[0].trim().toLowerCase(Locale.ROOT);
+            if (!FlexLinkConfig.PATH_NAMES.contains(path)) {
+                throw bad(spec, "unknown path '" + kv[0].trim() + "' (known: "
+                        + String.join(", ", FlexLinkConfig.PATH_NAMES) + ")");
+            }
+            if (links.containsKey(path)) {
+                throw bad(spec, "path '" + path + "' is given twice");
+            }
+            String[] rl = kv[1].trim().split("@", -1);
+            if (rl.length > 2) {
+                throw bad(spec, "expected path:rate[@latency], got '" + part.trim() + "'");
+            }
+            links.put(path, new Link(rate(spec, rl[0].trim()), rl.length > 1 ? latency(spec, rl[1].trim()) : 0));
         }
         return new Emulation(Collections.unmodifiableMap(links));
     }
 
     private static double rate(String spec, String r) {
-        String t = r.toLowerCase(Locale.ROOT).replace("/s", "").replace("ps", "");
-        double unit;
-        if (t.endsWith("gb")) {
-            unit = 1e9;
-        } else if (t.endsWith("mb")) {
-            unit = 1e6;
-        } else if (t.endsWith("kb")) {
-            unit = 1e3;
-        } else {
-            throw bad(spec, "rate '" + r + "' needs a unit: GB/s, MB/s or KB/s");
+        Matcher m = QUANTITY.matcher(r);
+        Double unit = m.matches() ? RATE_UNITS.get(m.group(2).toLowerCase(Locale.ROOT)) : null;
+        if (unit == null) {
+            throw bad(spec, "rate '" + r + "' is not a number with a unit of GB/s, MB/s or KB/s");
         }
-        double v = Double.parseDouble(t.substring(0, t.length() - 2));
-        if (!(v > 0)) {
+        double v = Double.parseDouble(m.group(1)) * unit;
+        if (!(v > 0) || Double.isInfinite(v)) {
             throw bad(spec, "rate '" + r + "' must be positive");
         }
-        return v * unit;
+        return v;
     }
 
     private static long latency(String spec, String l) {
-        String t = l.toLowerCase(Locale.ROOT);
-        if (t.endsWith("us")) {
-            return (long) (Double.parseDouble(t.substring(0, t.length() - 2)) * 1e3);
+        Matcher m = QUANTITY.matcher(l);
+        Double unit = m.matches() ? LATENCY_UNITS.get(m.group(2).toLowerCase(Locale.ROOT)) : null;
+        if (unit == null) {
+            throw bad(spec, "latency '" + l + "' is not a number with a unit of ns, us or ms");
         }
-        if (t.endsWith("ms")) {
-            return (long) (Double.parseDouble(t.substring(0, t.length() - 2)) * 1e6);
+        double v = Double.parseDouble(m.group(1)) * unit;
+        if (v < 0) {
+            throw bad(spec, "latency '" + l + "' must not be negative");
         }
-        throw bad(spec, "latency '" + l + "' needs a unit: us or ms");
+        if (v >= Long.MAX_VALUE) {
+            throw bad(spec, "latency '" + l + "' is too large");
+        }
+        return (long) v;
     }
 
     private static FlexLinkException bad(String spec, String why) {
