@@ -78,7 +78,8 @@ public final class FlexLinkConfig {
     public static final Setting<String> EMULATE = define("flexlink.emulate", "off",
             "Host backend only: throttle each path's inbound transfers like a link, e.g. "
                     + "`primary:400MB/s,pcie:100MB/s@50us` (rate per rank in bus-bandwidth terms, optional latency "
-                    + "per chunk). `off` runs at memory speed.",
+                    + "per chunk). Paths: `primary`, `pcie`, `nvshmem`, each at most once; rates in GB/s, MB/s or "
+                    + "KB/s, latencies in ns, us or ms. `off` runs at memory speed.",
             s -> s);
 
     /** Calls per balancer decision round. */
