@@ -109,7 +109,10 @@ final class PerfRunner {
             String baselineNote = null;
             if (o.baseline) {
                 if (fm.hasPrimary()) {
-                    base = communicators(backend, config.with(FlexLinkConfig.PATHS, "primary"), devices);
+                    // the primary path alone: no shares either (a share for a path not enabled is an error)
+                    FlexLinkConfig primaryOnly = config.with(FlexLinkConfig.PATHS, "primary")
+                            .with(FlexLinkConfig.SHARE, "auto");
+                    base = communicators(backend, primaryOnly, devices);
                     bm = new ShareMeter(base);
                     baselineNote = "primary path alone (flexlink.paths=primary), timed out of place after each "
                             + "FlexLink row; " + vsNote();
