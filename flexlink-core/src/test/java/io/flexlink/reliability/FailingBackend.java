@@ -2,16 +2,12 @@ package io.flexlink.reliability;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
-import io.flexlink.Stream;
-import io.flexlink.runtime.Backend;
-import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.ForwardingBackend;
 import io.flexlink.runtime.MemoryPlacement;
 import io.flexlink.runtime.PinnedMemory;
-import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
-import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * one rank (ranks are told apart by the thread that creates them). It also keeps the shared memory it
  * made, so that a test can read its counters.
  */
-final class FailingBackend implements Backend {
+final class FailingBackend extends ForwardingBackend {
     /** The injected failure: the {@code nth} call of {@code kind} on thread {@code thread} throws {@code result}. */
     record Fault(String kind, String thread, int nth, Result result) {
         @Override
@@ -40,6 +36,7 @@ final class FailingBackend implements Backend {
     private final AtomicInteger fired = new AtomicInteger();
 
     FailingBackend(HostBackend host) {
+        super(host);
         this.host = host;
     }
 
@@ -67,26 +64,6 @@ final class FailingBackend implements Backend {
     private PinnedMemory made(PinnedMemory m) {
         created.add(m);
         return m;
-    }
-
-    @Override
-    public String name() {
-        return host.name();
-    }
-
-    @Override
-    public int deviceCount() {
-        return host.deviceCount();
-    }
-
-    @Override
-    public DeviceMemory allocate(int device, long bytes) {
-        return host.allocate(device, bytes);
-    }
-
-    @Override
-    public PinnedMemory allocatePinned(long bytes) {
-        return host.allocatePinned(bytes);
     }
 
     @Override
@@ -120,11 +97,6 @@ final class FailingBackend implements Backend {
     }
 
     @Override
-    public void sharedMapped(PinnedMemory memory) {
-        host.sharedMapped(memory);
-    }
-
-    @Override
     public RuntimeStream createStream(int device, String label) {
         maybeFail("createStream");
         return host.createStream(device, label);
@@ -134,40 +106,5 @@ final class FailingBackend implements Backend {
     public RuntimeEvent createEvent(int device, boolean timing) {
         maybeFail("createEvent");
         return host.createEvent(device, timing);
-    }
-
-    @Override
-    public PrimaryTransport primaryTransport() {
-        return host.primaryTransport();
-    }
-
-    @Override
-    public void upload(long dst, ByteBuffer src) {
-        host.upload(dst, src);
-    }
-
-    @Override
-    public void download(ByteBuffer dst, long src) {
-        host.download(dst, src);
-    }
-
-    @Override
-    public void fill(long dst, long bytes, byte value) {
-        host.fill(dst, bytes, value);
-    }
-
-    @Override
-    public RuntimeStream runtimeStream(Stream stream) {
-        return host.runtimeStream(stream);
-    }
-
-    @Override
-    public String fingerprint() {
-        return host.fingerprint();
-    }
-
-    @Override
-    public void close() {
-        host.close();
     }
 }
