@@ -82,28 +82,20 @@ public final class PcieStagedPath implements Path {
 
     @Override
     public void enqueue(CollectiveCall call, long offset, long length) {
-        int sz = call.type.size();
-        geometry.begin();
-        switch (call.collective) {
-            case ALL_GATHER:
-                gather(call, allRanks(), offset, length, sz);
-                break;
-            case BROADCAST:
-                gather(call, 1L << call.root, offset, length, sz);
-                break;
-            case ALL_REDUCE:
-            case REDUCE_SCATTER:
-            case REDUCE:
-                scatterReduce(call, offset, length, sz);
-                break;
-            default:
-                throw new IllegalStateException("pcie: " + call.collective);
-        }
+        geometry.dispatch(call, offset, length, algorithms);
     }
 
-    private long allRanks() {
-        return size == 64 ? -1L : (1L << size) - 1;
-    }
+    private final SliceGeometry.Algorithms algorithms = new SliceGeometry.Algorithms() {
+        @Override
+        public void gather(CollectiveCall call, long producers, long offset, long length, int elementSize) {
+            PcieStagedPath.this.gather(call, producers, offset, length, elementSize);
+        }
+
+        @Override
+        public void scatterReduce(CollectiveCall call, long offset, long length, int elementSize) {
+            PcieStagedPath.this.scatterReduce(call, offset, length, elementSize);
+        }
+    };
 
     /** The chunk plan of a range of {@code length} elements in this call. */
     private ChunkPlan plan(long length, DataType type) {
@@ -118,7 +110,7 @@ public final class PcieStagedPath implements Path {
         long src = call.send + offset * sz;
         boolean producing = (producers & (1L << rank)) != 0;
         if (producing) {
-            long consumers = allRanks() & ~(1L << rank);
+            long consumers = geometry.allRanks() & ~(1L << rank);
             for (long c = 0; c < nChunks; c++) {
                 staging.send(sendStream, c, src + chunks.start(c) * sz, chunks.length(c) * sz, consumers);
             }
@@ -213,7 +205,7 @@ public final class PcieStagedPath implements Path {
             return;
         }
         // distribution: each owner sends its reduced segment to everyone (AllReduce) or to the root (Reduce)
-        long consumers = toRoot ? 1L << call.root : allRanks() & ~(1L << rank);
+        long consumers = toRoot ? 1L << call.root : geometry.allRanks() & ~(1L << rank);
         boolean sending = !toRoot || rank != call.root;
         if (sending) {
             for (long c = 0; c < nChunks; c++) {

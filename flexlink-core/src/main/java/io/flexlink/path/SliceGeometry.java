@@ -20,9 +20,44 @@ public final class SliceGeometry {
         this.ranks = ranks;
     }
 
+    /** The two algorithms of a staged path, between which {@link #dispatch} chooses by collective. */
+    public interface Algorithms {
+        /** Each producer's range (a rank mask) to every rank, or to the root's consumers (Broadcast). */
+        void gather(CollectiveCall call, long producers, long offset, long length, int elementSize);
+
+        /** Each owner's segment reduced from every rank, then sent where the collective needs it. */
+        void scatterReduce(CollectiveCall call, long offset, long length, int elementSize);
+    }
+
     /** Forgets the previous call's plans. */
     public void begin() {
         plansUsed = 0;
+    }
+
+    /** Starts a call ({@link #begin}) and runs the algorithm of its collective over {@code [offset, offset + length)}. */
+    public void dispatch(CollectiveCall call, long offset, long length, Algorithms algorithms) {
+        begin();
+        int sz = call.type.size();
+        switch (call.collective) {
+            case ALL_GATHER:
+                algorithms.gather(call, allRanks(), offset, length, sz);
+                break;
+            case BROADCAST:
+                algorithms.gather(call, 1L << call.root, offset, length, sz);
+                break;
+            case ALL_REDUCE:
+            case REDUCE_SCATTER:
+            case REDUCE:
+                algorithms.scatterReduce(call, offset, length, sz);
+                break;
+            default:
+                throw new IllegalStateException("staged path: " + call.collective);
+        }
+    }
+
+    /** The mask of every rank. */
+    public long allRanks() {
+        return ranks == 64 ? -1L : (1L << ranks) - 1;
     }
 
     /** The chunk plan of a range of {@code length} elements of {@code type}, chunks of at most {@code chunkElements}. */

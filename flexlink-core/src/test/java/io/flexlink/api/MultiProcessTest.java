@@ -72,7 +72,13 @@ class MultiProcessTest {
                 assertNotNull(error, job.describe());
             }
             assertTrue(System.nanoTime() - killed < 10_000_000_000L, "survivors failed within the timeout");
-            assertTrue(job.stderr(victim == 0 ? 1 : 0).contains("rank " + victim + " is gone"), job.describe());
+            // the first survivor to see the loss reports it; the other may have failed already through the
+            // shared abort word (and exited) before its own rendezvous connection noticed
+            boolean reported = false;
+            for (int r = 0; r < 3; r++) {
+                reported |= r != victim && job.stderr(r).contains("rank " + victim + " is gone");
+            }
+            assertTrue(reported, "a survivor names the lost rank" + job.describe());
             job.awaitExit(victim, 10);
             assertEquals(List.of(), job.leftoverShm(SHM), "files of the run left in /dev/shm");
         }

@@ -139,32 +139,24 @@ public final class NvshmemPath implements Path {
             // the caller's thread gets its device back: FlexLink's cache of it stays true (Devices)
             int previous = ops.useDevice(device);
             try {
-                geometry.begin();
-                int sz = call.type.size();
-                switch (call.collective) {
-                    case ALL_GATHER:
-                        gather(call, allRanks(), offset, length, sz);
-                        break;
-                    case BROADCAST:
-                        gather(call, 1L << call.root, offset, length, sz);
-                        break;
-                    case ALL_REDUCE:
-                    case REDUCE_SCATTER:
-                    case REDUCE:
-                        scatterReduce(call, offset, length, sz);
-                        break;
-                    default:
-                        throw new IllegalStateException("nvshmem: " + call.collective);
-                }
+                geometry.dispatch(call, offset, length, algorithms);
             } finally {
                 ops.restoreDevice(previous);
             }
         }
     }
 
-    private long allRanks() {
-        return size == 64 ? -1L : (1L << size) - 1;
-    }
+    private final SliceGeometry.Algorithms algorithms = new SliceGeometry.Algorithms() {
+        @Override
+        public void gather(CollectiveCall call, long producers, long offset, long length, int elementSize) {
+            NvshmemPath.this.gather(call, producers, offset, length, elementSize);
+        }
+
+        @Override
+        public void scatterReduce(CollectiveCall call, long offset, long length, int elementSize) {
+            NvshmemPath.this.scatterReduce(call, offset, length, elementSize);
+        }
+    };
 
     /** Peers in serving order for t = 0, 1, ...: rank+1, rank+2, ... (this rank itself last, with loopback). */
     private int consumer(int t) {
