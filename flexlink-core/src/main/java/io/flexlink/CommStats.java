@@ -15,12 +15,14 @@ public final class CommStats {
         private final long calls;
         private final long bytes;
         private final double seconds;
+        private final long timedCalls;
 
-        public PathTotals(String path, long calls, long bytes, double seconds) {
+        public PathTotals(String path, long calls, long bytes, double seconds, long timedCalls) {
             this.path = path;
             this.calls = calls;
             this.bytes = bytes;
             this.seconds = seconds;
+            this.timedCalls = timedCalls;
         }
 
         public String path() {
@@ -37,14 +39,23 @@ public final class CommStats {
             return bytes;
         }
 
-        /** Measured time of this path's work, summed over the calls that were timed. */
+        /**
+         * Measured time of this path's work, summed over the {@link #timedCalls()} calls that were timed.
+         * Only the balancer times calls (never waiting for them): with fixed shares nothing is timed.
+         */
         public double seconds() {
             return seconds;
         }
 
+        /** Calls whose time is in {@link #seconds()}: {@code seconds() / timedCalls()} is a mean time per call. */
+        public long timedCalls() {
+            return timedCalls;
+        }
+
         @Override
         public String toString() {
-            return path + ": " + calls + " calls, " + bytes + " B, " + String.format("%.6f", seconds) + " s";
+            return path + ": " + calls + " calls, " + bytes + " B, " + String.format("%.6f", seconds) + " s over "
+                    + timedCalls + " timed calls";
         }
     }
 

@@ -187,6 +187,7 @@ final class JsonReport {
                         .field("calls", t.calls())
                         .field("bytes", t.bytes())
                         .field("seconds", t.seconds())
+                        .field("timed_calls", t.timedCalls())
                         .endObject();
             }
             w.endArray().endObject();
