@@ -58,9 +58,12 @@ public final class CudaBackend implements Backend {
         this.sync = new SyncCopies(this, devices);
         this.memOpsChecked = new boolean[devices];
         int[] driver = new int[1];
+        int[] runtime = new int[1];
         cudart.cudaDriverGetVersion(driver);
+        cudart.cudaRuntimeGetVersion(runtime);
         this.topology = NvmlTopology.detect("flexlink " + FlexLink.VERSION + ", " + nccl.describe() + ", driver "
-                + driver[0] / 1000 + "." + (driver[0] % 1000) / 10);
+                + driver[0] / 1000 + "." + (driver[0] % 1000) / 10 + ", runtime " + runtime[0] / 1000 + "."
+                + (runtime[0] % 1000) / 10);
         // Streams beyond this many per device share hardware queues in submission order; a stream blocked
         // in cuStreamWaitValue32 then blocks its queue-mates, which can deadlock several ranks per GPU.
         String conns = System.getenv("CUDA_DEVICE_MAX_CONNECTIONS");
