@@ -163,7 +163,7 @@ final class DataCheck {
     }
 
     /** Writes {@code len} input elements starting at {@code first} into {@code dst} from 0, in parallel blocks. */
-    private static void fillParallel(ByteBuffer dst, DataType type, ReduceOp op, long seed, int rank, long first,
+    private void fillParallel(ByteBuffer dst, DataType type, ReduceOp op, long seed, int rank, long first,
                                      int len) {
         int block = 1 << 16;
         int blocks = (len + block - 1) / block;
@@ -172,7 +172,7 @@ final class DataCheck {
             int n = Math.min(block, len - from);
             ByteBuffer d = dst.duplicate().order(ByteOrder.nativeOrder());
             d.clear().position(from * type.size());
-            DataPattern.fill(d, type, op, seed, rank, first + from, n);
+            DataPattern.fill(d, type, op, seed, ranks, rank, first + from, n);
         });
     }
 

@@ -3,6 +3,7 @@ package io.flexlink.balance;
 import java.nio.file.Path;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -53,7 +54,11 @@ public final class TuningCacheWriter implements Consumer<TuningTable>, AutoClose
     public void accept(TuningTable table) {
         latest = table;
         if (!closed.get() && pending.compareAndSet(false, true)) {
-            executor.execute(this::writePending);
+            try {
+                executor.execute(this::writePending);
+            } catch (RejectedExecutionException e) {
+                writePending(); // closed meanwhile: write it here rather than lose it
+            }
         }
     }
 
@@ -72,19 +77,19 @@ public final class TuningCacheWriter implements Consumer<TuningTable>, AutoClose
         }
     }
 
-    /** Writes any pending request now, on this thread, and lets the writer thread end. Idempotent. */
+    /** Lets a write under way finish, then writes any pending request on this thread. Idempotent. */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            writePending();
             if (ownExecutor != null) {
                 ownExecutor.shutdown();
-                try { // a write already under way finishes before close returns
+                try { // a write under way (of an older table) lands before the last one below
                     ownExecutor.awaitTermination(10, TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
             }
+            writePending();
         }
     }
 }

@@ -29,6 +29,8 @@ import org.slf4j.LoggerFactory;
  */
 final class RendezvousDoor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RendezvousDoor.class);
+    /** Pause after a failed accept (file descriptors exhausted, say) before accepting again. */
+    private static final long ACCEPT_BACKOFF_NANOS = 50_000_000L;
     /** Connections allowed to be saying HELLO at once (a job's ranks connect once each). */
     static final int MAX_WAITING = 128;
 
@@ -87,7 +89,18 @@ final class RendezvousDoor implements AutoCloseable {
     private void acceptLoop() {
         try {
             while (!closed) {
-                SocketChannel ch = listener.accept();
+                SocketChannel ch;
+                try {
+                    ch = listener.accept();
+                } catch (IOException e) {
+                    if (closed || !listener.isOpen()) {
+                        return; // closed: every rank joined, or the exchange closed
+                    }
+                    // out of file descriptors under a flood, say: the door stays open for the real ranks
+                    LOG.warn("INIT rendezvous: accept failed ({}); accepting again shortly", e.toString());
+                    java.util.concurrent.locks.LockSupport.parkNanos(ACCEPT_BACKOFF_NANOS);
+                    continue;
+                }
                 accepted.add(ch);
                 selector.wakeup();
                 if (closed) { // the HELLO thread may have finished already
@@ -96,8 +109,6 @@ final class RendezvousDoor implements AutoCloseable {
                     }
                 }
             }
-        } catch (IOException e) {
-            // closed: every rank joined, or the exchange closed
         } finally {
             close();
         }

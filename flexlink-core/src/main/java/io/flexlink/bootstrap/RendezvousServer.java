@@ -90,6 +90,9 @@ final class RendezvousServer implements RankExchange {
             for (Peer p : peers.values()) {
                 if (p.claimedRanks != n || p.rank >= n) {
                     wrong.add(p);
+                    // refused, not lost: its reader must not report it gone (that would abort the others)
+                    p.gone = true;
+                    p.why = "refused: it says " + p.claimedRanks + " ranks, rank 0 says " + n;
                 }
             }
             peers.values().removeAll(wrong);

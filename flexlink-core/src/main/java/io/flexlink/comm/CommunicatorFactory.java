@@ -86,6 +86,7 @@ public final class CommunicatorFactory {
         List<Throwable> failures = RankThreads.run(n,
                 rank -> comms[rank] = build(logs[rank], backend, config, exchanges[rank], rank, n, devices[rank],
                         primaryOn ? primaries[rank] : null, transport),
+                (failure, rank) -> exchanges[rank].fail(failure), // the other ranks stop waiting at once
                 rank -> InProcessRendezvous.leave(token));
         if (failures.isEmpty()) {
             for (CreationLog log : logs) {
@@ -151,8 +152,12 @@ public final class CommunicatorFactory {
             log.commit();
             return comm;
         } catch (RuntimeException | Error e) {
-            log.rollback(e); // what this rank made, last made first; then the exchange
-            exchange.fail(e); // the peers learn why instead of waiting out their timeout
+            try {
+                exchange.fail(e); // the peers learn why at once, not after this rank's rollback or their timeout
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            log.rollback(e); // what this rank made, last made first
             throw e;
         }
     }

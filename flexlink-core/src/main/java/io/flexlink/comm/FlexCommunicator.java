@@ -72,6 +72,7 @@ public final class FlexCommunicator extends CollectiveApi {
         this.planner = new SplitPlanner(primary != null, minSplitBytes);
         this.fractions = new double[aux.length];
         this.lengths = new long[aux.length + 1];
+        this.groupLengths = new long[aux.length + 1];
         this.fork = backend.createEvent(device, false);
         this.joins = new RuntimeEvent[aux.length][];
         for (int i = 0; i < aux.length; i++) {
@@ -158,9 +159,14 @@ public final class FlexCommunicator extends CollectiveApi {
         Groups group = Groups.current();
         if (group.inGroup() && primary != null) {
             // recorded now, launched by the group's end (NCCL launches its part of a group there too)
+            if (!grouped.isEmpty() && groupOwner != group) {
+                throw new FlexLinkException(Result.INVALID_USAGE, "communicator: rank " + rank + " has calls in "
+                        + "another thread's open group; one communicator's group calls come from one thread");
+            }
             group.enter(transport);
             if (grouped.isEmpty()) {
                 group.join(groupMember);
+                groupOwner = group;
             }
             grouped.next().set(c, send, recv, count, type, op, root, stream);
             health.used(stream);
@@ -253,7 +259,23 @@ public final class FlexCommunicator extends CollectiveApi {
         public void launchAuxiliary() {
             launchGroupedAuxiliary();
         }
+
+        @Override
+        public void discard() {
+            lock.lock();
+            try {
+                grouped.clear();
+                groupOwner = null;
+            } finally {
+                lock.unlock();
+            }
+        }
     };
+    private Groups groupOwner;
+    /** {@link #split}, {@link #slot} and {@link #lengths} of a group's split call, kept from phase 1 to 3. */
+    private boolean groupSplit;
+    private int groupSlot = -1;
+    private final long[] groupLengths;
     /** What {@link #launchPrimary} decided for the call whose auxiliary part is still to be enqueued. */
     private boolean split;
     private int slot = -1;
@@ -273,6 +295,10 @@ public final class FlexCommunicator extends CollectiveApi {
             life.checkUsable();
             if (grouped.size() == 1) {
                 launchPrimary(grouped.get(0));
+                // another thread's call may run between the phases (the lock is not held across NCCL's launch)
+                groupSplit = split;
+                groupSlot = slot;
+                System.arraycopy(lengths, 0, groupLengths, 0, lengths.length);
                 return;
             }
             for (int i = 0; i < grouped.size(); i++) {
@@ -282,6 +308,7 @@ public final class FlexCommunicator extends CollectiveApi {
             }
         } catch (RuntimeException | Error e) {
             grouped.clear();
+            groupOwner = null;
             throw e;
         } finally {
             lock.unlock();
@@ -292,10 +319,14 @@ public final class FlexCommunicator extends CollectiveApi {
     private void launchGroupedAuxiliary() {
         lock.lock();
         try {
-            if (grouped.isEmpty() || life.teardown.done()) {
+            // aborted since phase 1 (watchdog, lost peer): the paths may be torn down already
+            if (grouped.isEmpty() || life.teardown.done() || life.aborted() || life.abortRequested()) {
                 return;
             }
             if (grouped.size() == 1) {
+                split = groupSplit;
+                slot = groupSlot;
+                System.arraycopy(groupLengths, 0, lengths, 0, lengths.length);
                 launchAuxiliary(grouped.get(0));
             } else {
                 for (int i = 0; i < grouped.size(); i++) {
@@ -305,6 +336,7 @@ public final class FlexCommunicator extends CollectiveApi {
             }
         } finally {
             grouped.clear();
+            groupOwner = null;
             lock.unlock();
         }
     }

@@ -24,6 +24,9 @@ public final class Groups {
 
         /** Phase 3, after the primary transports launched: the auxiliary paths and the joins. */
         void launchAuxiliary();
+
+        /** Instead of phase 3 when a primary launch failed: forget the group's calls. */
+        void discard();
     }
 
     private int depth;
@@ -54,30 +57,37 @@ public final class Groups {
         if (--g.depth > 0) {
             return;
         }
-        RuntimeException failure = null;
+        Throwable failure = null;
         try {
             for (Member m : g.members) {
                 failure = keepFirst(failure, m::launchPrimary);
             }
+            boolean launched = true;
             for (PrimaryTransport t : g.started) {
+                Throwable before = failure;
                 failure = keepFirst(failure, t::groupEnd);
+                launched &= failure == before;
             }
             for (Member m : g.members) {
-                failure = keepFirst(failure, m::launchAuxiliary);
+                // a primary launch that failed leaves nothing for the auxiliary paths to run beside
+                failure = keepFirst(failure, launched ? m::launchAuxiliary : m::discard);
             }
         } finally {
             g.started.clear();
             g.members.clear();
         }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
         if (failure != null) {
-            throw failure;
+            throw (RuntimeException) failure;
         }
     }
 
-    private static RuntimeException keepFirst(RuntimeException first, Runnable step) {
+    private static Throwable keepFirst(Throwable first, Runnable step) {
         try {
             step.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             if (first == null) {
                 return e;
             }

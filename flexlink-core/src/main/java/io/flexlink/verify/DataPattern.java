@@ -11,8 +11,8 @@ import java.nio.ByteOrder;
  * (seed, rank, index), so any element of any rank's input, and so any expected output element, is known
  * without storing the inputs. Values are random, never all zeros, and chosen per operation so that every
  * partial result is exactly representable in the type: integers take any bits (wrap-around arithmetic is
- * exact), floating-point sums add small integers, averages multiples of 24 (see {@link #averaged}),
- * products multiply ±1 and ±2, and max/min see any finite value (but not -0, whose order against +0 is
+ * exact), floating-point sums add small integers, averages add small multiples of the rank count (each
+ * divided by it first, as the average does, is a small integer), products multiply ±1 and ±2, and max/min see any finite value (but not -0, whose order against +0 is
  * unspecified). Then results do not depend on reduction
  * order, and a correct implementation matches the reference bit for bit.
  */
@@ -36,8 +36,8 @@ public final class DataPattern {
         return z ^ (z >>> 31);
     }
 
-    /** The raw bits (zero-extended) of element {@code index} of rank {@code rank}'s input. */
-    public static long value(DataType type, ReduceOp op, long seed, int rank, long index) {
+    /** The raw bits (zero-extended) of element {@code index} of rank {@code rank}'s input, of {@code ranks}. */
+    public static long value(DataType type, ReduceOp op, long seed, int ranks, int rank, long index) {
         long r = mix(seed, rank, index);
         if (!type.isFloatingPoint()) {
             return r & mask(type);
@@ -45,11 +45,12 @@ public final class DataPattern {
         double v;
         switch (op) {
             case SUM:
-                // small integers keep every partial sum exact, even in fp8 e5m2 (2 mantissa bits: |sum| <= 8)
-                v = type == DataType.FLOAT8E5M2 ? Math.floorMod(r, 3) - 1 : Math.floorMod(r, 5) - 2;
+                v = smallInteger(type, r);
                 break;
             case AVG:
-                v = averaged(type, r, rank, index);
+                // a multiple of the rank count: each input divided by it (the average divides first) is
+                // SUM's small integer, and every partial sum is as exact as SUM's
+                v = ranks * smallInteger(type, r);
                 break;
             case PROD:
                 v = ((r & 1) == 0 ? 1 : 2) * ((r & 2) == 0 ? 1 : -1);
@@ -60,18 +61,9 @@ public final class DataPattern {
         return FloatFormats.fromDouble(type, v);
     }
 
-    /**
-     * A floating-point AVG divides each input by the rank count n before adding (NCCL's pre-multiplied
-     * average), so inputs are multiples of 24: x / n is exact for every n dividing 24 (1, 2, 3, 4, 6, 8),
-     * and so is every partial sum of those quotients, in any order. FP8's 2–3 mantissa bits cannot hold
-     * such sums, so there each index has one rank with ±24 (rank ≡ index mod 8) and zeros elsewhere: each
-     * rank's input still reaches its own indices of the result.
-     */
-    private static double averaged(DataType type, long r, int rank, long index) {
-        if (type == DataType.FLOAT8E4M3 || type == DataType.FLOAT8E5M2) {
-            return Math.floorMod(index, 8) == Math.floorMod(rank, 8) ? ((r & 1) == 0 ? 24 : -24) : 0;
-        }
-        return 24 * (Math.floorMod(r, 5) - 2);
+    /** Small integers keep every partial sum exact, even in fp8 e5m2 (2 mantissa bits: |sum| <= 8). */
+    private static double smallInteger(DataType type, long r) {
+        return type == DataType.FLOAT8E5M2 ? Math.floorMod(r, 3) - 1 : Math.floorMod(r, 5) - 2;
     }
 
     /** Random finite bits of a floating-point type, never NaN, infinity or -0. */
@@ -91,10 +83,11 @@ public final class DataPattern {
     }
 
     /** Writes {@code count} elements starting at {@code first} of rank {@code rank}'s input into {@code dst}. */
-    public static void fill(ByteBuffer dst, DataType type, ReduceOp op, long seed, int rank, long first, long count) {
+    public static void fill(ByteBuffer dst, DataType type, ReduceOp op, long seed, int ranks, int rank, long first,
+                            long count) {
         ByteBuffer b = dst.duplicate().order(ByteOrder.nativeOrder());
         for (long i = 0; i < count; i++) {
-            put(b, type, value(type, op, seed, rank, first + i));
+            put(b, type, value(type, op, seed, ranks, rank, first + i));
         }
     }
 

@@ -10,7 +10,8 @@ import io.flexlink.runtime.host.FloatFormats;
  * element with NCCL's semantics: integer arithmetic wraps, AVG divides the (wrapped) sum by the number of
  * ranks truncating, and floating-point results are rounded once to the type (fp8 saturating). A
  * floating-point AVG, which divides each input before adding, gives the same bits as the sum divided
- * here, because {@link DataPattern}'s inputs make every quotient and partial sum exact.
+ * here, because {@link DataPattern}'s inputs are multiples of the rank count: every quotient and partial
+ * sum is exact.
  */
 public final class Expected {
     private Expected() {
@@ -21,9 +22,9 @@ public final class Expected {
         if (!type.isFloatingPoint()) {
             return reduceInteger(type, op, seed, ranks, index);
         }
-        double acc = FloatFormats.toDouble(type, DataPattern.value(type, op, seed, 0, index));
+        double acc = FloatFormats.toDouble(type, DataPattern.value(type, op, seed, ranks, 0, index));
         for (int r = 1; r < ranks; r++) {
-            double v = FloatFormats.toDouble(type, DataPattern.value(type, op, seed, r, index));
+            double v = FloatFormats.toDouble(type, DataPattern.value(type, op, seed, ranks, r, index));
             switch (op) {
                 case SUM:
                 case AVG: acc += v; break;
@@ -41,9 +42,9 @@ public final class Expected {
     private static long reduceInteger(DataType type, ReduceOp op, long seed, int ranks, long index) {
         long mask = DataPattern.mask(type);
         int bits = 8 * type.size();
-        long acc = signExtend(type, DataPattern.value(type, op, seed, 0, index), bits);
+        long acc = signExtend(type, DataPattern.value(type, op, seed, ranks, 0, index), bits);
         for (int r = 1; r < ranks; r++) {
-            long v = signExtend(type, DataPattern.value(type, op, seed, r, index), bits);
+            long v = signExtend(type, DataPattern.value(type, op, seed, ranks, r, index), bits);
             switch (op) {
                 case SUM:
                 case AVG: acc += v; break;
@@ -87,11 +88,11 @@ public final class Expected {
             case REDUCE:
                 return reduce(type, op, seed, ranks, index);
             case ALL_GATHER:
-                return DataPattern.value(type, op, seed, (int) (index / count), index % count);
+                return DataPattern.value(type, op, seed, ranks, (int) (index / count), index % count);
             case REDUCE_SCATTER:
                 return reduce(type, op, seed, ranks, (long) rank * count + index);
             default:
-                return DataPattern.value(type, op, seed, root, index);
+                return DataPattern.value(type, op, seed, ranks, root, index);
         }
     }
 

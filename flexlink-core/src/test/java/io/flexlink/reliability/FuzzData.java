@@ -43,7 +43,7 @@ final class FuzzData {
         }
         if (send != 0 && (c.collective != Collective.BROADCAST || r == c.root || inPlace(c, r, send, recv))) {
             ByteBuffer in = ByteBuffer.allocateDirect((int) (inElems * t.size())).order(ByteOrder.nativeOrder());
-            DataPattern.fill(in, t, dataOp, seed(c), r, 0, inElems);
+            DataPattern.fill(in, t, dataOp, seed(c), n, r, 0, inElems);
             backend.upload(send, in);
         }
     }

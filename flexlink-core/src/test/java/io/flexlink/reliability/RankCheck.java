@@ -87,7 +87,7 @@ final class RankCheck implements AutoCloseable {
         b.flip();
         backend.upload(recv.address(), b);
         b = host(in * sz);
-        DataPattern.fill(b, type, DataPattern.dataOp(c, op), seed, rank, 0, in);
+        DataPattern.fill(b, type, DataPattern.dataOp(c, op), seed, size, rank, 0, in);
         backend.upload(send.address(), b);
     }
 

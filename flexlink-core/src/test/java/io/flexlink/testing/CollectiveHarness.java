@@ -110,7 +110,7 @@ public final class CollectiveHarness implements AutoCloseable {
             backend.upload(recv[r], out);
             if (c != Collective.BROADCAST || r == root || inPlace) {
                 ByteBuffer in = host(inElems * sz);
-                DataPattern.fill(in, type, dataOp, seed, r, 0, inElems);
+                DataPattern.fill(in, type, dataOp, seed, n, r, 0, inElems);
                 backend.upload(send[r], in);
             }
         }
@@ -130,7 +130,7 @@ public final class CollectiveHarness implements AutoCloseable {
                 long want = Expected.output(c, type, op, seed, n, r, root, count, i);
                 if (!written) {
                     // Reduce leaves non-root outputs alone: still the poison, or the input when in place
-                    want = inPlace ? DataPattern.value(type, dataOp, seed, r, i) : ~want;
+                    want = inPlace ? DataPattern.value(type, dataOp, seed, n, r, i) : ~want;
                 }
                 want &= DataPattern.mask(type);
                 long got = DataPattern.get(out, type, i);

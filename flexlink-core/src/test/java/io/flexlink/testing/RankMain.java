@@ -161,7 +161,7 @@ public final class RankMain {
             b.flip();
             backend.upload(recv.address(), b);
             b = host(in * 4);
-            DataPattern.fill(b, t, DataPattern.dataOp(c, ReduceOp.SUM), seed, rank, 0, in);
+            DataPattern.fill(b, t, DataPattern.dataOp(c, ReduceOp.SUM), seed, n, rank, 0, in);
             backend.upload(send.address(), b);
             call(c, count);
             stream.synchronize();

@@ -117,8 +117,8 @@ class ReduceKernelsGpuTest {
             }
         } else {
             long n = a.capacity() / type.size();
-            DataPattern.fill(a.duplicate().clear(), type, op, seed, 0, 0, n);
-            DataPattern.fill(b.duplicate().clear(), type, op, seed, 1, 0, n);
+            DataPattern.fill(a.duplicate().clear(), type, op, seed, DIVISOR, 0, 0, n);
+            DataPattern.fill(b.duplicate().clear(), type, op, seed, DIVISOR, 1, 0, n);
         }
     }
 

@@ -124,7 +124,7 @@ class NvshmemGpuTest {
         try {
             long count = bytes / 4;
             ByteBuffer data = ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder());
-            DataPattern.fill(data, DataType.FLOAT32, ReduceOp.SUM, 1234, 0, 0, count);
+            DataPattern.fill(data, DataType.FLOAT32, ReduceOp.SUM, 1234, 1, 0, 0, count);
             // fill writes through a duplicate: data still has position 0 and limit = capacity
             backend.upload(src, data);
             backend.fill(sym.address(), 256 + bytes, (byte) 0);
@@ -145,7 +145,7 @@ class NvshmemGpuTest {
                 long wrong = 0;
                 long first = -1;
                 for (long i = 0; i < count; i++) {
-                    if (DataPattern.value(DataType.FLOAT32, ReduceOp.SUM, 1234, 0, i) != DataPattern.get(got, DataType.FLOAT32, i)) {
+                    if (DataPattern.value(DataType.FLOAT32, ReduceOp.SUM, 1234, 1, 0, i) != DataPattern.get(got, DataType.FLOAT32, i)) {
                         wrong++;
                         first = first < 0 ? i : first;
                     }

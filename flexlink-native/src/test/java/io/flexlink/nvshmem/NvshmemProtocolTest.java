@@ -216,7 +216,7 @@ class NvshmemProtocolTest {
             backend.upload(recv, out);
             if (c != Collective.BROADCAST || r == root || k.inPlace()) {
                 ByteBuffer in = buffer(inElems * sz);
-                DataPattern.fill(in, k.type(), dataOp, seed, r, 0, inElems);
+                DataPattern.fill(in, k.type(), dataOp, seed, n, r, 0, inElems);
                 backend.upload(send, in);
             }
             calls[r] = new CollectiveCall().set(c, send, recv, count, k.type(), k.op(), root, null);
@@ -237,7 +237,7 @@ class NvshmemProtocolTest {
             for (long i = 0; i < outElems; i++) {
                 long want = Expected.output(c, k.type(), k.op(), seed, n, r, root, count, i);
                 if (!written) {
-                    want = k.inPlace() ? DataPattern.value(k.type(), dataOp, seed, r, i) : ~want;
+                    want = k.inPlace() ? DataPattern.value(k.type(), dataOp, seed, n, r, i) : ~want;
                 }
                 want &= DataPattern.mask(k.type());
                 long got = DataPattern.get(out, k.type(), i);

@@ -5,6 +5,7 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.runtime.PrimaryComm;
+import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Staging;
@@ -33,6 +34,9 @@ final class HostRingComm implements PrimaryComm {
     private final Scratch scratch;
     /** This rank's input divided by the rank count, for a floating-point AVG ({@link #preScaled}). */
     private final Scratch scaled;
+    /** Recorded after the last read of {@link #scaled} by the latest average that used it. */
+    private final RuntimeEvent scaledRead;
+    private boolean scaledInUse;
     /** Calls enqueued whose last operation has not run yet (guarded by itself, like the two flags below). */
     private final long[] inFlight = new long[1];
     /** close() found calls still in flight: the last of them to end frees the memory. */
@@ -52,6 +56,7 @@ final class HostRingComm implements PrimaryComm {
         this.toRight = 1L << ((rank + 1) % size);
         this.scratch = new Scratch(backend, device);
         this.scaled = new Scratch(backend, device);
+        this.scaledRead = backend.createEvent(device, false);
     }
 
     @Override
@@ -80,8 +85,18 @@ final class HostRingComm implements PrimaryComm {
     /** {@code elements} of {@code send} divided by the rank count, in scratch: x / 2n + x / 2n is x / n exactly. */
     private long preScaled(long send, long elements, DataType type, RuntimeStream stream) {
         long dst = scaled.ensure(elements * type.size());
+        if (scaledInUse) {
+            // the previous average may run on another caller stream and still read the buffer
+            stream.waitEvent(scaledRead);
+        }
         stream.reduce(dst, send, send, elements, type, ReduceOp.AVG, 2 * size);
         return dst;
+    }
+
+    /** After a call's last read of the pre-scaled input: the next call that overwrites it waits for this. */
+    private void scaledDone(RuntimeStream stream) {
+        stream.record(scaledRead);
+        scaledInUse = true;
     }
 
     private void advanceAll(long items) {
@@ -113,7 +128,8 @@ final class HostRingComm implements PrimaryComm {
         long ce = staging.chunkElements(type);
         long nChunks = chunks(segLen, ce);
         long idx = 0;
-        if (preScales(type, op)) {
+        boolean scaledInput = preScales(type, op);
+        if (scaledInput) {
             send = preScaled(send, count, type, stream);
             op = ReduceOp.SUM;
         }
@@ -141,6 +157,9 @@ final class HostRingComm implements PrimaryComm {
                 long rl = chunkLength(recvSeg, segLen, count, c, ce);
                 staging.receiveCopy(stream, left, idx, recv + ro * sz, rl * sz);
             }
+        }
+        if (scaledInput) {
+            scaledDone(stream);
         }
         advanceAll(idx);
     }
@@ -216,7 +235,8 @@ final class HostRingComm implements PrimaryComm {
             return;
         }
         long partial = size > 2 ? scratch.ensure(count * sz) : 0;
-        if (preScales(type, op)) {
+        boolean scaledInput = preScales(type, op);
+        if (scaledInput) {
             send = preScaled(send, (size - 1) * stride + count, type, stream);
             op = ReduceOp.SUM;
         }
@@ -236,6 +256,9 @@ final class HostRingComm implements PrimaryComm {
                 long dst = (last ? recv : partial) + cs * sz;
                 staging.receiveReduce(stream, left, idx, dst, send + (recvBlk * stride + cs) * sz, cl, type, step, size);
             }
+        }
+        if (scaledInput) {
+            scaledDone(stream);
         }
         advanceAll(idx);
     }
@@ -298,7 +321,8 @@ final class HostRingComm implements PrimaryComm {
             }
             return;
         }
-        if (preScales(type, op)) {
+        boolean scaledInput = preScales(type, op);
+        if (scaledInput) {
             send = preScaled(send, count, type, stream);
             op = ReduceOp.SUM;
         }
@@ -316,6 +340,9 @@ final class HostRingComm implements PrimaryComm {
             if (rank != root) {
                 staging.send(stream, c, acc + cs * sz, cl * sz, toRight);
             }
+        }
+        if (scaledInput) {
+            scaledDone(stream);
         }
         for (int p = 0; p < size; p++) {
             if (p != root) {
@@ -372,14 +399,20 @@ final class HostRingComm implements PrimaryComm {
         }
     }
 
-    /** Sets the ring's abort word (peers in any process see it), releases and cancels every wait on it. */
+    /**
+     * Sets the ring's abort word (peers in any process see it), releases and cancels every wait on it.
+     * Still works after a close() that had to leave the memory to a call in flight: that call may be the
+     * one waiting, and only an abort releases it. Under the lock that guards freeing, so never after it.
+     */
     @Override
     public void abort() {
-        if (closed) {
-            return;
+        synchronized (inFlight) {
+            if (freed) {
+                return;
+            }
+            staging.abort();
+            HostBackend.abortWaits(staging.memory());
         }
-        staging.abort();
-        HostBackend.abortWaits(staging.memory());
     }
 
     @Override
@@ -430,6 +463,7 @@ final class HostRingComm implements PrimaryComm {
         }
         scratch.close();
         scaled.close();
+        scaledRead.close();
         staging.close();
     }
 }
