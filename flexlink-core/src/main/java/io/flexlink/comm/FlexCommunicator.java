@@ -72,7 +72,7 @@ public final class FlexCommunicator extends CollectiveApi {
         this.planner = new SplitPlanner(primary != null, minSplitBytes);
         this.fractions = new double[aux.length];
         this.lengths = new long[aux.length + 1];
-        this.groupLengths = new long[aux.length + 1];
+        this.grouped = new GroupedCalls(aux.length + 1);
         this.fork = backend.createEvent(device, false);
         this.joins = new RuntimeEvent[aux.length][];
         for (int i = 0; i < aux.length; i++) {
@@ -159,14 +159,14 @@ public final class FlexCommunicator extends CollectiveApi {
         Groups group = Groups.current();
         if (group.inGroup() && primary != null) {
             // recorded now, launched by the group's end (NCCL launches its part of a group there too)
-            if (!grouped.isEmpty() && groupOwner != group) {
+            if (!grouped.isEmpty() && grouped.owner != group) {
                 throw new FlexLinkException(Result.INVALID_USAGE, "communicator: rank " + rank + " has calls in "
                         + "another thread's open group; one communicator's group calls come from one thread");
             }
             group.enter(transport);
             if (grouped.isEmpty()) {
                 group.join(groupMember);
-                groupOwner = group;
+                grouped.owner = group;
             }
             grouped.next().set(c, send, recv, count, type, op, root, stream);
             health.used(stream);
@@ -248,7 +248,7 @@ public final class FlexCommunicator extends CollectiveApi {
     // ---- groups ----
 
     /** This communicator's calls of the current group, launched by {@link Groups#end()}. */
-    private final GroupedCalls grouped = new GroupedCalls();
+    private final GroupedCalls grouped;
     private final Groups.Member groupMember = new Groups.Member() {
         @Override
         public void launchPrimary() {
@@ -265,17 +265,11 @@ public final class FlexCommunicator extends CollectiveApi {
             lock.lock();
             try {
                 grouped.clear();
-                groupOwner = null;
             } finally {
                 lock.unlock();
             }
         }
     };
-    private Groups groupOwner;
-    /** {@link #split}, {@link #slot} and {@link #lengths} of a group's split call, kept from phase 1 to 3. */
-    private boolean groupSplit;
-    private int groupSlot = -1;
-    private final long[] groupLengths;
     /** What {@link #launchPrimary} decided for the call whose auxiliary part is still to be enqueued. */
     private boolean split;
     private int slot = -1;
@@ -296,9 +290,9 @@ public final class FlexCommunicator extends CollectiveApi {
             if (grouped.size() == 1) {
                 launchPrimary(grouped.get(0));
                 // another thread's call may run between the phases (the lock is not held across NCCL's launch)
-                groupSplit = split;
-                groupSlot = slot;
-                System.arraycopy(lengths, 0, groupLengths, 0, lengths.length);
+                grouped.split = split;
+                grouped.slot = slot;
+                System.arraycopy(lengths, 0, grouped.lengths, 0, lengths.length);
                 return;
             }
             for (int i = 0; i < grouped.size(); i++) {
@@ -308,7 +302,6 @@ public final class FlexCommunicator extends CollectiveApi {
             }
         } catch (RuntimeException | Error e) {
             grouped.clear();
-            groupOwner = null;
             throw e;
         } finally {
             lock.unlock();
@@ -324,9 +317,9 @@ public final class FlexCommunicator extends CollectiveApi {
                 return;
             }
             if (grouped.size() == 1) {
-                split = groupSplit;
-                slot = groupSlot;
-                System.arraycopy(groupLengths, 0, lengths, 0, lengths.length);
+                split = grouped.split;
+                slot = grouped.slot;
+                System.arraycopy(grouped.lengths, 0, lengths, 0, lengths.length);
                 launchAuxiliary(grouped.get(0));
             } else {
                 for (int i = 0; i < grouped.size(); i++) {
@@ -336,7 +329,6 @@ public final class FlexCommunicator extends CollectiveApi {
             }
         } finally {
             grouped.clear();
-            groupOwner = null;
             lock.unlock();
         }
     }

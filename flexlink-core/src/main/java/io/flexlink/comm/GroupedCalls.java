@@ -12,6 +12,17 @@ import java.util.List;
 final class GroupedCalls {
     private final List<CollectiveCall> records = new ArrayList<>();
     private int size;
+    /** The thread's group the calls belong to (one communicator's group calls come from one thread). */
+    Groups owner;
+    /** The plan of a group's one split call, kept from the group end's first phase to its third. */
+    boolean split;
+    int slot = -1;
+    final long[] lengths;
+
+    /** @param paths primary plus auxiliary paths, the length of a plan */
+    GroupedCalls(int paths) {
+        this.lengths = new long[paths];
+    }
 
     /** A record for the next call, to be filled in. */
     CollectiveCall next() {
@@ -38,5 +49,6 @@ final class GroupedCalls {
             records.get(i).stream = null; // no reference to a caller's stream outlives the group
         }
         size = 0;
+        owner = null;
     }
 }
