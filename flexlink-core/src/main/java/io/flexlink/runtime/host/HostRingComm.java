@@ -5,7 +5,6 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.runtime.PrimaryComm;
-import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Staging;
@@ -32,16 +31,10 @@ final class HostRingComm implements PrimaryComm {
     private static final long DRAIN_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
 
     private final Scratch scratch;
-    /** This rank's input divided by the rank count, for a floating-point AVG ({@link #preScaled}). */
-    private final Scratch scaled;
-    /** Recorded after the last read of {@link #scaled} by the latest average that used it. */
-    private final RuntimeEvent scaledRead;
-    private boolean scaledInUse;
-    /** Calls enqueued whose last operation has not run yet (guarded by itself, like the two flags below). */
-    private final long[] inFlight = new long[1];
-    /** close() found calls still in flight: the last of them to end frees the memory. */
-    private boolean freeWhenDrained;
-    private boolean freed;
+    /** This rank's input divided by the rank count, for a floating-point AVG. */
+    private final ScaledInput scaled;
+    /** Calls enqueued whose last operation has not run yet. */
+    private final RingCallsInFlight inFlight = new RingCallsInFlight();
     private final HostStream.Always doneOp = this::done;
     /** Set by close(): nothing touches the staging area from then on, but the memory's release. */
     private volatile boolean closed;
@@ -55,8 +48,7 @@ final class HostRingComm implements PrimaryComm {
         this.left = (rank - 1 + size) % size;
         this.toRight = 1L << ((rank + 1) % size);
         this.scratch = new Scratch(backend, device);
-        this.scaled = new Scratch(backend, device);
-        this.scaledRead = backend.createEvent(device, false);
+        this.scaled = new ScaledInput(backend, device, size);
     }
 
     @Override
@@ -71,32 +63,6 @@ final class HostRingComm implements PrimaryComm {
 
     private static long chunks(long elements, long ce) {
         return (elements + ce - 1) / ce;
-    }
-
-    /**
-     * A floating-point AVG divides each input by the rank count before the ring sums them, as NCCL does
-     * ({@link io.flexlink.runtime.ReduceChain}): the ring adds a neighbour's running result to this rank's
-     * own input, so the input is divided once up front instead of in each step.
-     */
-    private boolean preScales(DataType type, ReduceOp op) {
-        return op == ReduceOp.AVG && type.isFloatingPoint() && size > 1;
-    }
-
-    /** {@code elements} of {@code send} divided by the rank count, in scratch: x / 2n + x / 2n is x / n exactly. */
-    private long preScaled(long send, long elements, DataType type, RuntimeStream stream) {
-        long dst = scaled.ensure(elements * type.size());
-        if (scaledInUse) {
-            // the previous average may run on another caller stream and still read the buffer
-            stream.waitEvent(scaledRead);
-        }
-        stream.reduce(dst, send, send, elements, type, ReduceOp.AVG, 2 * size);
-        return dst;
-    }
-
-    /** After a call's last read of the pre-scaled input: the next call that overwrites it waits for this. */
-    private void scaledDone(RuntimeStream stream) {
-        stream.record(scaledRead);
-        scaledInUse = true;
     }
 
     private void advanceAll(long items) {
@@ -128,9 +94,9 @@ final class HostRingComm implements PrimaryComm {
         long ce = staging.chunkElements(type);
         long nChunks = chunks(segLen, ce);
         long idx = 0;
-        boolean scaledInput = preScales(type, op);
+        boolean scaledInput = scaled.applies(type, op);
         if (scaledInput) {
-            send = preScaled(send, count, type, stream);
+            send = scaled.divide(send, count, type, stream);
             op = ReduceOp.SUM;
         }
         for (int s = 0; s < size - 1; s++) {
@@ -159,7 +125,7 @@ final class HostRingComm implements PrimaryComm {
             }
         }
         if (scaledInput) {
-            scaledDone(stream);
+            scaled.done(stream);
         }
         advanceAll(idx);
     }
@@ -235,9 +201,9 @@ final class HostRingComm implements PrimaryComm {
             return;
         }
         long partial = size > 2 ? scratch.ensure(count * sz) : 0;
-        boolean scaledInput = preScales(type, op);
+        boolean scaledInput = scaled.applies(type, op);
         if (scaledInput) {
-            send = preScaled(send, (size - 1) * stride + count, type, stream);
+            send = scaled.divide(send, (size - 1) * stride + count, type, stream);
             op = ReduceOp.SUM;
         }
         long ce = staging.chunkElements(type);
@@ -258,7 +224,7 @@ final class HostRingComm implements PrimaryComm {
             }
         }
         if (scaledInput) {
-            scaledDone(stream);
+            scaled.done(stream);
         }
         advanceAll(idx);
     }
@@ -321,9 +287,9 @@ final class HostRingComm implements PrimaryComm {
             }
             return;
         }
-        boolean scaledInput = preScales(type, op);
+        boolean scaledInput = scaled.applies(type, op);
         if (scaledInput) {
-            send = preScaled(send, count, type, stream);
+            send = scaled.divide(send, count, type, stream);
             op = ReduceOp.SUM;
         }
         int pos = Math.floorMod(rank - root - 1, size);
@@ -342,7 +308,7 @@ final class HostRingComm implements PrimaryComm {
             }
         }
         if (scaledInput) {
-            scaledDone(stream);
+            scaled.done(stream);
         }
         for (int p = 0; p < size; p++) {
             if (p != root) {
@@ -354,9 +320,7 @@ final class HostRingComm implements PrimaryComm {
     // ---- calls in flight on the callers' streams: close() must not free what they still use ----
 
     private void begin() {
-        synchronized (inFlight) {
-            inFlight[0]++;
-        }
+        inFlight.begin();
     }
 
     /** After the call's operations: an operation that runs even on a failed stream counts the call done. */
@@ -370,32 +334,10 @@ final class HostRingComm implements PrimaryComm {
 
     /** A call left its stream; the last one out after a close() that had to give up frees the memory. */
     private void done() {
-        boolean free;
-        synchronized (inFlight) {
-            inFlight[0]--;
-            inFlight.notifyAll();
-            free = inFlight[0] == 0 && freeWhenDrained && !freed;
-            freed |= free;
-        }
-        if (free) {
+        if (inFlight.done()) {
             LOG.info("INIT rank {}/{}: the host ring work that outlived close() ended; its memory is freed now",
                     rank, size);
             release();
-        }
-    }
-
-    /** Waits up to {@code nanos} for every call to have left its stream; true when none is left. */
-    private boolean drained(long nanos) {
-        long deadline = System.nanoTime() + nanos;
-        synchronized (inFlight) {
-            try {
-                for (long left = nanos; inFlight[0] > 0 && left > 0; left = deadline - System.nanoTime()) {
-                    inFlight.wait(Math.max(1, left / 1_000_000));
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return inFlight[0] == 0;
         }
     }
 
@@ -406,13 +348,10 @@ final class HostRingComm implements PrimaryComm {
      */
     @Override
     public void abort() {
-        synchronized (inFlight) {
-            if (freed) {
-                return;
-            }
+        inFlight.unlessFreed(() -> {
             staging.abort();
             HostBackend.abortWaits(staging.memory());
-        }
+        });
     }
 
     @Override
@@ -441,14 +380,8 @@ final class HostRingComm implements PrimaryComm {
         }
         closed = true;
         java.time.Duration t = backend.config().timeout();
-        drained(t.isZero() ? DRAIN_NANOS : t.toNanos());
-        boolean now;
-        synchronized (inFlight) {
-            now = inFlight[0] == 0 && !freed;
-            freed |= now;
-            freeWhenDrained = !now;
-        }
-        if (now) {
+        inFlight.drained(t.isZero() ? DRAIN_NANOS : t.toNanos());
+        if (inFlight.freeAtClose()) {
             release();
         } else {
             LOG.warn("INIT rank {}/{}: host ring work still in flight on a caller's stream; its scratch and "
@@ -463,7 +396,6 @@ final class HostRingComm implements PrimaryComm {
         }
         scratch.close();
         scaled.close();
-        scaledRead.close();
         staging.close();
     }
 }
