@@ -15,6 +15,8 @@ import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A peer rank's side of the TCP rendezvous: connects to rank 0 (retrying until the timeout, since rank
@@ -25,6 +27,7 @@ import java.util.concurrent.locks.LockSupport;
  * pending and later round fails at once.
  */
 final class RendezvousClient implements RankExchange {
+    private static final Logger LOG = LoggerFactory.getLogger(RendezvousClient.class);
     private final Wire.Conn conn;
     private final int rank;
     private final int nranks;
@@ -58,61 +61,70 @@ final class RendezvousClient implements RankExchange {
                                     int nranks, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         long backoff = TimeUnit.MILLISECONDS.toNanos(20);
-        Socket s;
-        while (true) {
-            s = new Socket();
-            long left = deadline - System.nanoTime();
-            try {
-                s.connect(server, (int) Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 5000)));
-                break;
-            } catch (ConnectException | NoRouteToHostException | SocketTimeoutException e) {
-                closeQuietly(s);
-                left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
-                            + timeout.toMillis() + " ms: rank " + rank + " could not reach rank 0's rendezvous at "
-                            + where + " (" + e.getMessage() + ")");
+        while (true) { // again when the door dropped the connection before reading its HELLO (a flood)
+            Socket s;
+            while (true) {
+                s = new Socket();
+                long left = deadline - System.nanoTime();
+                try {
+                    s.connect(server, (int) Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 5000)));
+                    break;
+                } catch (ConnectException | NoRouteToHostException | SocketTimeoutException e) {
+                    closeQuietly(s);
+                    left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
+                                + timeout.toMillis() + " ms: rank " + rank + " could not reach rank 0's rendezvous at "
+                                + where + " (" + e.getMessage() + ")");
+                    }
+                    // rank 0 may not listen yet: retry, backing off up to 0.5 s
+                    LockSupport.parkNanos(Math.min(backoff, left));
+                    backoff = Math.min(backoff * 2, TimeUnit.MILLISECONDS.toNanos(500));
+                } catch (IOException e) {
+                    closeQuietly(s);
+                    throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": cannot connect to the rendezvous at "
+                            + where + ": " + e, e);
                 }
-                // rank 0 may not listen yet: retry, backing off up to 0.5 s
-                LockSupport.parkNanos(Math.min(backoff, left));
-                backoff = Math.min(backoff * 2, TimeUnit.MILLISECONDS.toNanos(500));
+            }
+            try {
+                s.setTcpNoDelay(true);
+                s.setKeepAlive(true);
+                s.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+                Wire.Conn conn = new Wire.Conn(s);
+                conn.send(Wire.HELLO, 0, Wire.hello(token, secret, nranks, rank));
+                Wire.Frame reply = conn.read(Wire.MAX_TEXT);
+                if (reply.type == Wire.REJECT) {
+                    conn.close();
+                    throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": the rendezvous at " + where
+                            + " refused this rank: " + reply.text());
+                }
+                if (reply.type != Wire.ACCEPT) {
+                    conn.close();
+                    throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": " + where
+                            + " answered with frame type " + reply.type + ": not a FlexLink rendezvous");
+                }
+                s.setSoTimeout(0);
+                return new RendezvousClient(conn, rank, nranks, timeout, where);
+            } catch (Wire.ProtocolException e) {
+                closeQuietly(s);
+                throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": " + where
+                        + " answered with " + e.getMessage() + "; is it rank 0's FlexLink rendezvous?", e);
+            } catch (SocketTimeoutException e) {
+                closeQuietly(s);
+                throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
+                        + timeout.toMillis() + " ms: the rendezvous at " + where + " did not answer rank " + rank, e);
             } catch (IOException e) {
                 closeQuietly(s);
-                throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": cannot connect to the rendezvous at "
-                        + where + ": " + e, e);
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": the rendezvous at " + where
+                            + " closed the connection during the handshake: " + e, e);
+                }
+                LOG.debug("INIT rank {}: the rendezvous at {} closed the connection before answering ({}); "
+                        + "connecting again", rank, where, e.toString());
+                LockSupport.parkNanos(Math.min(backoff, left));
+                backoff = Math.min(backoff * 2, TimeUnit.MILLISECONDS.toNanos(500));
             }
-        }
-        try {
-            s.setTcpNoDelay(true);
-            s.setKeepAlive(true);
-            s.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-            Wire.Conn conn = new Wire.Conn(s);
-            conn.send(Wire.HELLO, 0, Wire.hello(token, secret, nranks, rank));
-            Wire.Frame reply = conn.read(Wire.MAX_TEXT);
-            if (reply.type == Wire.REJECT) {
-                conn.close();
-                throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": the rendezvous at " + where
-                        + " refused this rank: " + reply.text());
-            }
-            if (reply.type != Wire.ACCEPT) {
-                conn.close();
-                throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": " + where
-                        + " answered with frame type " + reply.type + ": not a FlexLink rendezvous");
-            }
-            s.setSoTimeout(0);
-            return new RendezvousClient(conn, rank, nranks, timeout, where);
-        } catch (Wire.ProtocolException e) {
-            closeQuietly(s);
-            throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": " + where
-                    + " answered with " + e.getMessage() + "; is it rank 0's FlexLink rendezvous?", e);
-        } catch (SocketTimeoutException e) {
-            closeQuietly(s);
-            throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
-                    + timeout.toMillis() + " ms: the rendezvous at " + where + " did not answer rank " + rank, e);
-        } catch (IOException e) {
-            closeQuietly(s);
-            throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": the rendezvous at " + where
-                    + " closed the connection during the handshake: " + e, e);
         }
     }
 
