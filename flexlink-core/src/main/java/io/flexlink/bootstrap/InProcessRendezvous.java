@@ -40,8 +40,11 @@ public final class InProcessRendezvous {
     public static RankExchange join(String token, int size, int rank, Duration timeout) {
         InProcessRendezvous r = OPEN.computeIfAbsent(token, t -> new InProcessRendezvous(t, size, timeout));
         if (r.size != size) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT,
+            FlexLinkException e = new FlexLinkException(Result.INVALID_ARGUMENT,
                     "nranks: rank " + rank + " says " + size + " ranks, another rank said " + r.size);
+            r.fail(rank, e); // the ranks already waiting learn it at once instead of timing out
+            leave(token);
+            throw e;
         }
         return new RankExchange() {
             @Override
