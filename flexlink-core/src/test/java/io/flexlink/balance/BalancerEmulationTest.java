@@ -99,8 +99,10 @@ class BalancerEmulationTest {
 
     @Test
     void belowTheCrossoverTheShareStaysZero() {
-        // 256 KB per call, and the PCIe link costs 20 ms per chunk: splitting cannot pay
-        String emulate = "primary:200MB/s,pcie:50MB/s@20ms";
+        // 256 KB per call, and the PCIe link costs 20 ms per chunk: splitting cannot pay. Links slow enough
+        // that a call (about 20 ms) is paced well beyond the pacer's 2 ms burst credit, so that time is
+        // the links' and not this machine's scheduling
+        String emulate = "primary:20MB/s,pcie:5MB/s@20ms";
         try (EmulatedLinks e = new EmulatedLinks(emulate, "auto", Collective.ALL_REDUCE, 256 << 10, 4, null);
              EmulatedLinks plain = new EmulatedLinks(emulate, "pcie=0", Collective.ALL_REDUCE, 256 << 10, 4, null)) {
             for (int i = 0; i < 40 && e.stage() != BucketTuner.Stage.PRIMARY_ONLY; i++) {
@@ -111,9 +113,23 @@ class BalancerEmulationTest {
                 e.call();
                 assertEquals(0.0, e.share());
             }
-            double tuned = 1 / medianBusBandwidth(e, 9);
-            double primaryOnly = 1 / medianBusBandwidth(plain, 9);
-            assertTrue(tuned <= primaryOnly * 1.15, "time " + tuned + " vs primary only " + primaryOnly);
+            // interleaved in alternating order (the first call after the other communicator's pays for waking
+            // threads), and the best of each: on 2 busy cores a call's time varies with thread scheduling,
+            // while what is compared is the work each call does
+            double tuned = Double.MAX_VALUE;
+            double primaryOnly = Double.MAX_VALUE;
+            for (int i = 0; i < 16; i++) {
+                if (i % 2 == 0) {
+                    primaryOnly = Math.min(primaryOnly, plain.call());
+                    tuned = Math.min(tuned, e.call());
+                } else {
+                    tuned = Math.min(tuned, e.call());
+                    primaryOnly = Math.min(primaryOnly, plain.call());
+                }
+            }
+            System.out.printf("below the crossover: %.2f ms per call, primary only %.2f ms%n", tuned * 1e3,
+                    primaryOnly * 1e3);
+            assertTrue(tuned <= primaryOnly * 1.15, "time " + tuned + " s vs primary only " + primaryOnly + " s");
         }
     }
 }
