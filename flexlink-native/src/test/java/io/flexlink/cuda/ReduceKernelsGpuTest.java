@@ -32,6 +32,7 @@ class ReduceKernelsGpuTest {
     static final int DIVISOR = 3;
     static final int GUARD = 64;
     static final byte POISON = (byte) 0xA5;
+    static final String[] VARIANTS = {"device", "fused", "staged", "in-place"};
 
     static CudaBackend backend;
     static CudaStream stream;
@@ -63,10 +64,9 @@ class ReduceKernelsGpuTest {
         ByteBuffer got = ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
         try (DeviceMemory da = backend.allocate(0, bytes); DeviceMemory db = backend.allocate(0, bytes);
              DeviceMemory dd = backend.allocate(0, bytes); PinnedMemory pb = backend.allocatePinned(bytes)) {
-            for (ReduceOp op : ReduceOp.values()) {
-              // a floating-point AVG also has the running-average step (negative divisor, ReduceChain)
-              for (int div : op == ReduceOp.AVG && type.isFloatingPoint() ? new int[] {DIVISOR, -DIVISOR}
-                      : new int[] {DIVISOR}) {
+            for (OpDivisor k : cases(type)) {
+                ReduceOp op = k.op();
+                int div = k.divisor();
                 for (int pattern = 0; pattern < 2; pattern++) {
                     fill(a, b, type, op, pattern, 31L * op.ordinal() + pattern);
                     backend.upload(da.address(), a.duplicate().clear());
@@ -94,17 +94,31 @@ class ReduceKernelsGpuTest {
                                 backend.download(got, dd.address());
                                 String bad = compare(want, got, off, count, sz, region);
                                 if (bad != null && failures.size() < 20) {
-                                    failures.add(op + " /" + div + " pattern " + pattern + " count " + count + " shift " + shift
-                                            + " " + new String[] {"device", "fused", "staged", "in-place"}[variant] + ": " + bad);
+                                    failures.add(op + " /" + div + " pattern " + pattern + " count " + count
+                                            + " shift " + shift + " " + VARIANTS[variant] + ": " + bad);
                                 }
                             }
                         }
                     }
                 }
-              }
             }
         }
         assertEquals(List.of(), failures, type.toString());
+    }
+
+    private record OpDivisor(ReduceOp op, int divisor) {
+    }
+
+    /** Every op; a floating-point AVG also with the running-average step's negative divisor (ReduceChain). */
+    private static List<OpDivisor> cases(DataType type) {
+        List<OpDivisor> cases = new ArrayList<>();
+        for (ReduceOp op : ReduceOp.values()) {
+            cases.add(new OpDivisor(op, DIVISOR));
+            if (op == ReduceOp.AVG && type.isFloatingPoint()) {
+                cases.add(new OpDivisor(op, -DIVISOR));
+            }
+        }
+        return cases;
     }
 
     /** Pattern 0: random bits; pattern 1: DataPattern's exact-arithmetic values. */
