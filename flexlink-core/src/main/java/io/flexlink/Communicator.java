@@ -57,6 +57,44 @@ public interface Communicator extends AutoCloseable {
 
     void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, Stream stream);
 
+    /** Block {@code j} ({@code count} elements) of every rank's {@code send} to rank {@code j}'s block of its {@code recv}. */
+    void allToAll(Buffer send, Buffer recv, long count, DataType type, Stream stream);
+
+    void allToAll(long send, long recv, long count, DataType type, Stream stream);
+
+    /** Every rank's {@code count} elements, in rank order, into the root's {@code recv} ({@code size * count} elements). */
+    void gather(Buffer send, Buffer recv, long count, DataType type, int root, Stream stream);
+
+    void gather(long send, long recv, long count, DataType type, int root, Stream stream);
+
+    /** Block {@code r} of the root's {@code send} ({@code size * count} elements) into rank {@code r}'s {@code recv}. */
+    void scatter(Buffer send, Buffer recv, long count, DataType type, int root, Stream stream);
+
+    void scatter(long send, long recv, long count, DataType type, int root, Stream stream);
+
+    /**
+     * {@code count} elements of {@code buff} to {@code peer}, which receives them with {@link #recv}. Outside a
+     * group a send waits for its receive (like NCCL, pair them inside {@code FlexLink.groupStart/groupEnd} to
+     * exchange both ways); inside a group any pattern of pairs runs together.
+     */
+    void send(Buffer buff, long count, DataType type, int peer, Stream stream);
+
+    void send(long buff, long count, DataType type, int peer, Stream stream);
+
+    /** {@code count} elements from {@code peer}'s {@link #send} into {@code buff}. */
+    void recv(Buffer buff, long count, DataType type, int peer, Stream stream);
+
+    void recv(long buff, long count, DataType type, int peer, Stream stream);
+
+    /**
+     * AlltoAllv on grouped send/recv (uneven splits, as mixture-of-experts layers need): {@code sendCounts[j]}
+     * elements at {@code send + sendDispls[j]} (in elements) to rank {@code j}, {@code recvCounts[p]} elements
+     * from rank {@code p} to {@code recv + recvDispls[p]}; every rank's send count to {@code j} must equal
+     * {@code j}'s receive count from it. One group (nested in the caller's, if any).
+     */
+    void allToAllv(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
+                   long[] recvDispls, DataType type, Stream stream);
+
     /**
      * The first error of work already enqueued (like {@code ncclCommGetAsyncError}): SUCCESS while
      * everything is fine; never blocks. Finding an error here also tells the other ranks. After

@@ -2,9 +2,9 @@ package io.flexlink;
 
 import io.flexlink.bootstrap.LaunchEnv;
 import io.flexlink.bootstrap.TcpRendezvous;
-import io.flexlink.comm.Backends;
+import io.flexlink.backend.Backends;
 import io.flexlink.comm.CommunicatorFactory;
-import io.flexlink.comm.Groups;
+import io.flexlink.launch.Groups;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RankExchange;
@@ -24,7 +24,7 @@ import java.util.Map;
  */
 public final class FlexLink {
     /** The library version. */
-    public static final String VERSION = "0.1.0";
+    public static final String VERSION = Version.VERSION;
 
     private static volatile Backend defaultBackend;
 

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
-import io.flexlink.comm.Backends;
+import io.flexlink.backend.Backends;
 import io.flexlink.runtime.BackendProvider;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

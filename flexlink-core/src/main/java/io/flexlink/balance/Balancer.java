@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * call index every rank knows, and every rank computes them from the same numbers with the same code.
  * A rank's local timing alone never changes its split.
  */
-public final class Balancer implements ShareProvider {
+public final class Balancer implements Shares {
     private static final Logger LOG = LoggerFactory.getLogger(Balancer.class);
     private static final int SAMPLES = 8;
     /** Decisions kept for stats (the oldest are dropped). */
@@ -46,7 +46,6 @@ public final class Balancer implements ShareProvider {
     private final float[] local;
     private final float[] column = new float[SAMPLES];
     private final List<String> history = new ArrayList<>();
-    private int lastChannel = -1;
 
     /**
      * @param auxNames the auxiliary paths, in the communicator's order
@@ -69,37 +68,43 @@ public final class Balancer implements ShareProvider {
         Arrays.fill(primaryOnlyUpTo, -1);
     }
 
+    /** A token names the channel and the share version the call was made under. */
+    private static final int VERSION_BITS = 20;
+
     @Override
-    public synchronized void shares(Collective collective, long bytes, double[] fractions) {
+    public synchronized int decide(Collective collective, long bytes, double[] fractions) {
         int ch = SizeBuckets.channel(collective, bytes);
-        lastChannel = -1;
         if (bytes < minSplitBytes) {
             Arrays.fill(fractions, 0);
-            return;
+            return -1;
         }
         BucketTuner t = tuner(ch);
         if (t.stage() == BucketTuner.Stage.PRIMARY_ONLY) {
             Arrays.fill(fractions, 0);
-            return;
+            return -1;
         }
         long k = calls[ch]++;
         if (k > 0 && k % window == 0) {
             decisionPoint(ch, t, k / window);
         }
         System.arraycopy(t.shares(), 0, fractions, 0, aux);
-        if (t.stage() != BucketTuner.Stage.PRIMARY_ONLY) {
-            lastChannel = ch;
+        return t.stage() == BucketTuner.Stage.PRIMARY_ONLY ? -1
+                : ch << VERSION_BITS | (t.version() & ((1 << VERSION_BITS) - 1));
+    }
+
+    @Override
+    public synchronized void current(Collective collective, long bytes, double[] fractions) {
+        BucketTuner t = bytes < minSplitBytes ? null : tuners[SizeBuckets.channel(collective, bytes)];
+        if (t == null || t.stage() == BucketTuner.Stage.PRIMARY_ONLY) {
+            Arrays.fill(fractions, 0);
+        } else {
+            System.arraycopy(t.shares(), 0, fractions, 0, aux);
         }
     }
 
-    /** The channel of the last call when the balancer wants it timed, else -1. */
-    public synchronized int timedChannel() {
-        return lastChannel;
-    }
-
-    /** The share version of {@code channel} now. */
-    public synchronized int version(int channel) {
-        return tuners[channel] == null ? 0 : tuners[channel].version();
+    @Override
+    public boolean timed() {
+        return true;
     }
 
     private BucketTuner tuner(int ch) {
@@ -169,12 +174,15 @@ public final class Balancer implements ShareProvider {
     }
 
     /**
-     * A completed call's per-path times (seconds; NaN for a path that carried nothing), measured under
-     * share version {@code version} of {@code channel}. Samples of an older version are dropped.
+     * A completed call's per-path times (seconds; NaN for a path that carried nothing), measured under the
+     * share version its token names. Samples of an older version are dropped.
      */
-    public synchronized void record(int channel, int version, float[] times) {
+    @Override
+    public synchronized void record(int token, float[] times) {
+        int channel = token >>> VERSION_BITS;
+        int version = token & ((1 << VERSION_BITS) - 1);
         BucketTuner t = tuners[channel];
-        if (t == null || t.version() != version) {
+        if (t == null || (t.version() & ((1 << VERSION_BITS) - 1)) != version) {
             return;
         }
         int i = sampleCount[channel] % SAMPLES;
@@ -216,6 +224,7 @@ public final class Balancer implements ShareProvider {
     }
 
     /** Current auxiliary shares per channel label, for stats. */
+    @Override
     public synchronized Map<String, Map<String, Double>> shareTable() {
         Map<String, Map<String, Double>> out = new LinkedHashMap<>();
         for (int ch = 0; ch < tuners.length; ch++) {
@@ -231,6 +240,7 @@ public final class Balancer implements ShareProvider {
     }
 
     /** The stage per channel label, for stats. */
+    @Override
     public synchronized Map<String, String> stageTable() {
         Map<String, String> out = new LinkedHashMap<>();
         for (int ch = 0; ch < tuners.length; ch++) {
@@ -248,6 +258,7 @@ public final class Balancer implements ShareProvider {
     }
 
     /** Decisions so far, oldest first. */
+    @Override
     public synchronized List<String> history() {
         return new ArrayList<>(history);
     }

@@ -4,8 +4,8 @@ import io.flexlink.Collective;
 import java.util.List;
 import java.util.Map;
 
-/** Shares fixed by configuration ({@code flexlink.share=pcie=0.25}), the same for every call. */
-public final class FixedShares implements ShareProvider {
+/** Shares fixed by configuration ({@code flexlink.share=pcie=0.25}), the same for every call; never timed. */
+public final class FixedShares implements Shares {
     private final double[] fixed;
 
     /** @param auxPaths the auxiliary paths in the communicator's order */
@@ -17,7 +17,13 @@ public final class FixedShares implements ShareProvider {
     }
 
     @Override
-    public void shares(Collective collective, long bytes, double[] fractions) {
+    public int decide(Collective collective, long bytes, double[] fractions) {
+        current(collective, bytes, fractions);
+        return -1;
+    }
+
+    @Override
+    public void current(Collective collective, long bytes, double[] fractions) {
         System.arraycopy(fixed, 0, fractions, 0, fixed.length);
     }
 }

@@ -6,6 +6,7 @@ import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import io.flexlink.Stream;
+import io.flexlink.validate.Validator;
 
 /**
  * NCCL's collectives in both forms: the {@link Buffer} overloads check counts against buffer sizes and
@@ -102,5 +103,72 @@ abstract class CollectiveApi implements Communicator {
     @Override
     public void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, Stream stream) {
         run(Collective.REDUCE, send, recv, count, type, op, root, stream);
+    }
+
+    @Override
+    public void allToAll(Buffer send, Buffer recv, long count, DataType type, Stream stream) {
+        checkNotClosed();
+        Validator.checkBuffers(Collective.ALL_TO_ALL, send, recv, count, type, 0, rank, size, device);
+        allToAll(Validator.address(send), Validator.address(recv), count, type, stream);
+    }
+
+    @Override
+    public void allToAll(long send, long recv, long count, DataType type, Stream stream) {
+        run(Collective.ALL_TO_ALL, send, recv, count, type, ReduceOp.SUM, 0, stream);
+    }
+
+    @Override
+    public void gather(Buffer send, Buffer recv, long count, DataType type, int root, Stream stream) {
+        checkNotClosed();
+        Validator.checkBuffers(Collective.GATHER, send, recv, count, type, root, rank, size, device);
+        gather(Validator.address(send), Validator.address(recv), count, type, root, stream);
+    }
+
+    @Override
+    public void gather(long send, long recv, long count, DataType type, int root, Stream stream) {
+        run(Collective.GATHER, send, recv, count, type, ReduceOp.SUM, root, stream);
+    }
+
+    @Override
+    public void scatter(Buffer send, Buffer recv, long count, DataType type, int root, Stream stream) {
+        checkNotClosed();
+        Validator.checkBuffers(Collective.SCATTER, send, recv, count, type, root, rank, size, device);
+        scatter(Validator.address(send), Validator.address(recv), count, type, root, stream);
+    }
+
+    @Override
+    public void scatter(long send, long recv, long count, DataType type, int root, Stream stream) {
+        run(Collective.SCATTER, send, recv, count, type, ReduceOp.SUM, root, stream);
+    }
+
+    @Override
+    public void send(Buffer buff, long count, DataType type, int peer, Stream stream) {
+        checkNotClosed();
+        Validator.checkBuffers(Collective.SEND, buff, null, count, type, peer, rank, size, device);
+        send(Validator.address(buff), count, type, peer, stream);
+    }
+
+    @Override
+    public void send(long buff, long count, DataType type, int peer, Stream stream) {
+        run(Collective.SEND, buff, 0, count, type, ReduceOp.SUM, peer, stream);
+    }
+
+    @Override
+    public void recv(Buffer buff, long count, DataType type, int peer, Stream stream) {
+        checkNotClosed();
+        Validator.checkBuffers(Collective.RECV, null, buff, count, type, peer, rank, size, device);
+        recv(Validator.address(buff), count, type, peer, stream);
+    }
+
+    @Override
+    public void recv(long buff, long count, DataType type, int peer, Stream stream) {
+        run(Collective.RECV, 0, buff, count, type, ReduceOp.SUM, peer, stream);
+    }
+
+    @Override
+    public void allToAllv(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
+                          long[] recvDispls, DataType type, Stream stream) {
+        checkNotClosed();
+        AllToAllV.run(this, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, stream);
     }
 }

@@ -34,7 +34,10 @@ final class CommHealth {
     /** Set (under the lock) once release began: the paths may be gone. */
     private boolean torn;
 
-    CommHealth(int rank, int size, Path primary, Path[] aux, ReentrantLock lock) {
+    private final Runnable tellPeers;
+
+    CommHealth(int rank, int size, Path primary, Path[] aux, ReentrantLock lock, Runnable tellPeers) {
+        this.tellPeers = tellPeers;
         this.rank = rank;
         this.size = size;
         this.primary = primary;
@@ -142,6 +145,13 @@ final class CommHealth {
     void tell() {
         if (torn) {
             return;
+        }
+        if (tellPeers != null) {
+            try {
+                tellPeers.run();
+            } catch (RuntimeException e) {
+                LOG.debug("rank {}: telling the peers: {}", rank, e.toString());
+            }
         }
         for (Path p : aux) {
             try {

@@ -36,14 +36,15 @@ final class CommLifecycle {
     private volatile boolean aborted;
     private volatile boolean abortRequested;
 
+    /** @param tellPeers what else tells the peers of an abort (the balance board's abort word), or null */
     CommLifecycle(Backend backend, int rank, int size, int device, Path primary, Path[] aux, Duration timeout,
-                  String name) {
+                  String name, Runnable tellPeers) {
         this.rank = rank;
         this.size = size;
         this.primary = primary;
         this.aux = aux;
         this.name = name;
-        this.health = new CommHealth(rank, size, primary, aux, lock);
+        this.health = new CommHealth(rank, size, primary, aux, lock, tellPeers);
         this.teardown = new Teardown(rank, size, primary, aux);
         this.watch = timeout.isZero() ? null : new CallWatch(backend, device, timeout.toNanos());
         this.drainNanos = timeout.isZero() ? Teardown.DEFAULT_DRAIN_NANOS : timeout.toNanos();

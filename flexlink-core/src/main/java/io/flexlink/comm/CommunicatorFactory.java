@@ -1,13 +1,14 @@
 package io.flexlink.comm;
 
 import io.flexlink.Communicator;
-import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.UniqueId;
+import io.flexlink.Version;
 import io.flexlink.balance.Balancer;
 import io.flexlink.balance.FixedShares;
-import io.flexlink.balance.ShareProvider;
+import io.flexlink.balance.SharedBoard;
+import io.flexlink.balance.Shares;
 import io.flexlink.balance.TuningCacheWriter;
 import io.flexlink.balance.TuningTable;
 import io.flexlink.bootstrap.InProcessRendezvous;
@@ -16,7 +17,7 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.path.Path;
 import io.flexlink.path.PathContext;
 import io.flexlink.path.PathProvider;
-import io.flexlink.path.PcieStagedPath;
+import io.flexlink.path.PathRegistry;
 import io.flexlink.path.PrimaryPath;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.MemoryPlacement;
@@ -24,8 +25,7 @@ import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RankExchange;
-import io.flexlink.sync.Staging;
-import io.flexlink.sync.StagingLayout;
+import io.flexlink.validate.Validator;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -35,8 +35,8 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.ServiceLoader;
 import java.util.Set;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,7 +84,7 @@ public final class CommunicatorFactory {
         }
         Communicator[] comms = new Communicator[n];
         List<Throwable> failures = RankThreads.run(n,
-                rank -> comms[rank] = build(logs[rank], backend, config, exchanges[rank], rank, n, devices[rank],
+                rank -> comms[rank] = build(logs[rank], backend, config, exchanges[rank], rank, devices,
                         primaryOn ? primaries[rank] : null, transport),
                 (failure, rank) -> exchanges[rank].fail(failure), // the other ranks stop waiting at once
                 rank -> InProcessRendezvous.leave(token));
@@ -184,15 +184,19 @@ public final class CommunicatorFactory {
         if (primaryComm != null) {
             log.add(primaryComm, CreationLog.abortThenClose(primaryComm));
         }
-        return build(log, backend, config, exchange, rank, nranks, device, primaryComm, transport);
+        return build(log, backend, config, exchange, rank, devices, primaryComm, transport);
     }
 
     /** Memory of {@code purpose} that rank 0 creates and every rank maps; registered in {@code log}. */
     private static PinnedMemory shared(CreationLog log, Backend backend, RankExchange exchange, int rank,
-                                       String purpose, long bytes, MemoryPlacement placement) {
+                                       String purpose, long bytes, MemoryPlacement placement,
+                                       Consumer<PinnedMemory> initialize) {
         PinnedMemory mem = rank != 0 ? null : log.add(placement == null
                 ? backend.createShared(bytes, purpose, exchange.crossProcess())
                 : backend.createShared(bytes, purpose, exchange.crossProcess(), placement));
+        if (mem != null && initialize != null) {
+            initialize.accept(mem); // before any other rank can see it
+        }
         byte[] name = fromRankZero(exchange, rank, mem == null ? new byte[0]
                 : mem.name().getBytes(StandardCharsets.UTF_8));
         if (mem == null) {
@@ -212,15 +216,21 @@ public final class CommunicatorFactory {
      * {@code log} (which holds {@code primaryComm} already), and the communicator built last owns it all.
      */
     private static Communicator build(CreationLog log, Backend realBackend, FlexLinkConfig config,
-                                      RankExchange exchange, int rank, int n, int device, PrimaryComm primaryComm,
+                                      RankExchange exchange, int rank, int[] devices, PrimaryComm primaryComm,
                                       PrimaryTransport transport) {
         Backend backend = log.tracking(realBackend);
+        int n = devices.length;
+        int device = devices[rank];
         List<String> aux = new ArrayList<>();
         List<Path> paths = new ArrayList<>();
-        PathContext context = new PathContext(backend, config, exchange, rank, n, device);
-        for (String name : auxPaths(config, n)) {
-            Path p = name.equals("pcie") ? pcie(log, backend, config, exchange, rank, n, device)
-                    : provided(log, name, context);
+        PathContext context = new PathContext(backend, config, exchange,
+                (purpose, bytes, placement, init) -> shared(log, backend, exchange, rank, purpose, bytes, placement,
+                        init), rank, devices);
+        for (String name : config.paths()) {
+            if (name.equals("primary")) {
+                continue;
+            }
+            Path p = provided(log, name, context);
             if (p != null) {
                 aux.add(name);
                 paths.add(p);
@@ -230,24 +240,24 @@ public final class CommunicatorFactory {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.paths: no usable path in " + config.paths());
         }
         Path primary = primaryComm == null ? null : new PrimaryPath(primaryComm);
-        ShareProvider shares;
+        Shares shares;
         SharedBoard board = null;
         TuningCacheWriter cacheWriter = null;
         if (config.shares().isEmpty() && primary != null && !aux.isEmpty()) {
             int mark = log.mark();
-            board = new SharedBoard(shared(log, backend, exchange, rank, "board", SharedBoard.bytes(n), null),
+            board = new SharedBoard(shared(log, backend, exchange, rank, "board", SharedBoard.bytes(n), null, null),
                     rank, n, aux.size() + 1, config.initTimeout());
             log.owned(mark, board, board);
             String fingerprint = fingerprint(backend, config, n, aux);
             byte[] text = fromRankZero(exchange, rank, rank == 0
-                    ? TuningTable.load(config.tuningCache(), fingerprint, FlexLink.VERSION, aux.size())
-                            .serialize(fingerprint, FlexLink.VERSION).getBytes(StandardCharsets.UTF_8)
+                    ? TuningTable.load(config.tuningCache(), fingerprint, Version.VERSION, aux.size())
+                            .serialize(fingerprint, Version.VERSION).getBytes(StandardCharsets.UTF_8)
                     : new byte[0]);
             TuningTable table = TuningTable.parse(new String(text, StandardCharsets.UTF_8), fingerprint,
-                    FlexLink.VERSION, aux.size(), "rank 0");
+                    Version.VERSION, aux.size(), "rank 0");
             // rank 0 persists the table, off the calling thread; closed (flushed) with the communicator
             cacheWriter = rank == 0 && config.tuningCache() != null
-                    ? log.add(new TuningCacheWriter(config.tuningCache(), fingerprint, FlexLink.VERSION)) : null;
+                    ? log.add(new TuningCacheWriter(config.tuningCache(), fingerprint, Version.VERSION)) : null;
             shares = new Balancer(aux, config.balanceWindow(), config.tuningBudget(), config.minSplitBytes(), board,
                     table == null ? new TuningTable() : table, cacheWriter != null ? cacheWriter : t -> { });
         } else {
@@ -273,8 +283,10 @@ public final class CommunicatorFactory {
                 exchange.close(); // the rendezvous connections live as long as the communicator
             }
         };
+        // an abort reaches a peer waiting at a decision point through the board's own abort word
+        Runnable tellPeers = board == null ? null : () -> boardToClose.abort(rank);
         FlexCommunicator comm = new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
-                config.minSplitBytes(), resources, config.timeout());
+                config.minSplitBytes(), resources, config.timeout(), tellPeers);
         log.owned(0, comm, comm::abort); // it frees everything made so far; an abort also tells the peers
         if (board != null) {
             board.cancelWhen(comm::abortRequested); // an abort (or the watchdog) ends a wait for the peers
@@ -282,35 +294,14 @@ public final class CommunicatorFactory {
         return comm;
     }
 
-    private static Path pcie(CreationLog log, Backend backend, FlexLinkConfig config, RankExchange exchange,
-                             int rank, int n, int device) {
-        int mark = log.mark();
-        StagingLayout layout = new StagingLayout(n, config.slots(), config.chunkBytes());
-        // each producer's slots near its own GPU (NUMA), the counters near rank 0's
-        byte[][] devs = exchange.allGather(ByteBuffer.allocate(4).putInt(device).array());
-        long[] starts = new long[n + 1];
-        int[] near = new int[n + 1];
-        near[0] = ByteBuffer.wrap(devs[0]).getInt();
-        for (int p = 0; p < n; p++) {
-            starts[p + 1] = layout.slotOffset(p, 0);
-            near[p + 1] = ByteBuffer.wrap(devs[p]).getInt();
-        }
-        MemoryPlacement placement = new MemoryPlacement(starts, near);
-        Staging staging = new Staging(layout, shared(log, backend, exchange, rank, "pcie", layout.totalBytes(),
-                placement), rank);
-        PcieStagedPath path = new PcieStagedPath(backend, staging, rank, n, device, staging::releaseAll);
-        return log.owned(mark, path, CreationLog.abortThenClose(path)); // the path owns the staging and streams
-    }
-
-    /** A path from a {@link PathProvider}, when every rank can run it; else null (one INFO line says why). */
+    /**
+     * The path {@code name} from the {@link PathRegistry}, when every rank can run it; else null (one INFO
+     * line says why). Every path, the built-in PCIe path too, is made here and nowhere else.
+     */
     private static Path provided(CreationLog log, String name, PathContext context) {
-        PathProvider provider = null;
-        for (PathProvider p : ServiceLoader.load(PathProvider.class)) {
-            if (p.name().equals(name)) {
-                provider = p;
-            }
-        }
+        PathProvider provider = PathRegistry.find(name);
         String reason = provider == null ? "no provider on the class path (flexlink-native)"
+                : context.size() > provider.maxRanks() ? "more than " + provider.maxRanks() + " ranks"
                 : provider.unavailableReason(context);
         byte[][] votes = context.exchange().allGather(reason == null ? new byte[0]
                 : reason.getBytes(StandardCharsets.UTF_8));
@@ -342,22 +333,6 @@ public final class CommunicatorFactory {
         return true;
     }
 
-    private static List<String> auxPaths(FlexLinkConfig config, int n) {
-        List<String> aux = new ArrayList<>();
-        for (String p : config.paths()) {
-            if (p.equals("pcie")) {
-                if (n > 64) {
-                    LOG.info("INIT pcie path off: more than 64 ranks");
-                    continue;
-                }
-                aux.add(p);
-            } else if (!p.equals("primary")) {
-                aux.add(p);
-            }
-        }
-        return aux;
-    }
-
     private static String digest(FlexLinkConfig config) {
         return "paths=" + config.paths() + " share=" + config.shares() + " chunk=" + config.chunkBytes()
                 + " slots=" + config.slots() + " minSplit=" + config.minSplitBytes()
@@ -367,7 +342,7 @@ public final class CommunicatorFactory {
     /** The tuning cache key: the machine's links, the rank count, the paths and the staging geometry. */
     static String fingerprint(Backend backend, FlexLinkConfig config, int n, List<String> aux) {
         String key = backend.fingerprint() + "|ranks=" + n + "|aux=" + aux + "|chunk=" + config.chunkBytes()
-                + "|slots=" + config.slots() + "|version=" + FlexLink.VERSION;
+                + "|slots=" + config.slots() + "|version=" + Version.VERSION;
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {

@@ -8,27 +8,32 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.Stream;
-import io.flexlink.balance.Balancer;
-import io.flexlink.balance.ShareProvider;
-import io.flexlink.path.CollectiveCall;
+import io.flexlink.balance.CallTimer;
+import io.flexlink.balance.PathCounters;
+import io.flexlink.balance.Shares;
+import io.flexlink.launch.GroupedCalls;
+import io.flexlink.launch.Groups;
+import io.flexlink.launch.Launcher;
 import io.flexlink.path.Path;
+import io.flexlink.plan.CallPlan;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PrimaryTransport;
-import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.validate.Validator;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The engine behind {@link Communicator}: validate → plan (shares) → split (aligned ranges) → fork the
- * auxiliary paths off the caller's stream → enqueue each path's range → join them back. The primary path
- * works on the caller's stream itself, so a call that stays on it costs what the primary collective costs.
- * Nothing here waits for the device.
+ * The engine behind {@link Communicator}, one class per stage: validate ({@link Validator}) → record the
+ * call into its group ({@link Groups}; a call outside a group is a group of one) → at the group's end plan
+ * ({@link Launcher#plan}: the balancer's decide, the split) → launch the primary path → launch the
+ * auxiliary paths → join; the balancer's {@code record} follows from the timing events ({@link CallTimer}).
+ * The primary path works on the caller's stream itself, so a call that stays on it costs what the primary
+ * collective costs. Nothing here waits for the device.
  *
  * <p>Threads: calls are serialized by one lock (two threads may share a communicator; the order of calls
  * must still be the same on every rank). {@link #getAsyncError()} never blocks, {@link #abort()} is safe
@@ -41,66 +46,45 @@ public final class FlexCommunicator extends CollectiveApi {
 
     private final Backend backend;
     private final PrimaryTransport transport;
-    /** Primary (or null) then auxiliary paths, in the order of {@link #lengths}. */
-    private final Path primary;
-    private final Path[] aux;
-    private final ShareProvider shares;
-    private final SplitPlanner planner;
-    private final CollectiveCall call = new CollectiveCall();
-    private final double[] fractions;
-    private final long[] lengths;
-    private final RuntimeEvent fork;
-    private final RuntimeEvent[][] joins;
+    private final boolean hasPrimary;
+    private final Shares shares;
     private final PathCounters counters;
-    private final Balancer balancer;
     private final CallTimer timer;
+    private final Launcher launcher;
     private final CommLifecycle life;
     private final ReentrantLock lock;
     private final CommHealth health;
     /** Null when the watchdog is off. */
     private final CallWatch watch;
+    /** This communicator's calls of the current group (or the one call of a group of one). */
+    private final GroupedCalls grouped;
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
-                     List<Path> auxPaths, ShareProvider shares, long minSplitBytes, AutoCloseable resources,
-                     Duration timeout) {
+                     List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
+                     Duration timeout, Runnable tellPeers) {
         super(rank, size, device);
         this.backend = backend;
         this.transport = transport;
-        this.primary = primary;
-        this.aux = auxPaths.toArray(new Path[0]);
+        this.hasPrimary = primary != null;
+        Path[] aux = auxPaths.toArray(new Path[0]);
         this.shares = shares;
-        this.planner = new SplitPlanner(primary != null, minSplitBytes);
-        this.fractions = new double[aux.length];
-        this.lengths = new long[aux.length + 1];
-        this.grouped = new GroupedCalls(aux.length + 1);
-        this.fork = backend.createEvent(device, false);
-        this.joins = new RuntimeEvent[aux.length][];
-        for (int i = 0; i < aux.length; i++) {
-            RuntimeStream[] s = aux[i].streams();
-            joins[i] = new RuntimeEvent[s.length];
-            for (int k = 0; k < s.length; k++) {
-                joins[i][k] = backend.createEvent(device, false);
-            }
-        }
+        this.grouped = new GroupedCalls(aux.length);
         List<String> names = new ArrayList<>();
         names.add(primary == null ? "primary(off)" : primary.name());
-        for (Path p : aux) {
-            names.add(p.name());
+        int[] streams = new int[aux.length];
+        for (int i = 0; i < aux.length; i++) {
+            names.add(aux[i].name());
+            streams[i] = aux[i].streams().length;
         }
         this.counters = new PathCounters(names);
-        this.balancer = shares instanceof Balancer ? (Balancer) shares : null;
-        this.timer = balancer != null ? new CallTimer(backend, device, aux, balancer, counters) : null;
-        this.life = new CommLifecycle(backend, rank, size, device, primary, aux, timeout, toString());
+        this.timer = shares.timed() ? new CallTimer(backend, device, streams, shares, counters) : null;
+        this.launcher = new Launcher(backend, device, size, primary, aux, shares, minSplitBytes, counters, timer);
+        this.life = new CommLifecycle(backend, rank, size, device, primary, aux, timeout, toString(), tellPeers);
         this.lock = life.lock;
         this.health = life.health;
         this.watch = life.watch;
         Teardown teardown = life.teardown;
-        teardown.then(fork);
-        for (RuntimeEvent[] es : joins) {
-            for (RuntimeEvent e : es) {
-                teardown.then(e);
-            }
-        }
+        teardown.then(launcher);
         teardown.then(timer);
         teardown.then(watch);
         teardown.then(resources);
@@ -109,11 +93,11 @@ public final class FlexCommunicator extends CollectiveApi {
     }
 
     /** The paths in use, primary first (absent when off). */
-    public List<String> pathNames() {
+    List<String> pathNames() {
         return counters.names();
     }
 
-    // ---- the collectives ----
+    // ---- validate, then record into the group (a group of one outside a group) ----
 
     @Override
     void checkNotClosed() {
@@ -123,28 +107,72 @@ public final class FlexCommunicator extends CollectiveApi {
     @Override
     void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
              Stream userStream) {
+        Groups group = Groups.current();
         lock.lock();
         try {
             life.checkUsable();
             Validator.checkCall(c, send, recv, count, type, op, root, rank, size);
+            RuntimeStream stream = checkStream(userStream);
+            if (count == 0) {
+                return;
+            }
+            if (!grouped.isEmpty() && grouped.owner() != group) {
+                throw new FlexLinkException(Result.INVALID_USAGE, "communicator: rank " + rank + " has calls in "
+                        + "another thread's open group; one communicator's group calls come from one thread");
+            }
+            if (c.pointToPoint()) {
+                RuntimeStream other = transferStream();
+                if (other != null && other != stream) {
+                    throw new FlexLinkException(Result.INVALID_USAGE, "stream: the sends and receives of one group "
+                            + "on one communicator run on one stream; rank " + rank + " used " + other.label()
+                            + " and " + stream.label());
+                }
+            }
+            CallPlan plan = grouped.next();
+            plan.call.set(c, send, recv, count, type, op, root, stream);
+            if (group.inGroup()) {
+                // launched by the group's end (NCCL launches its part of a group there too)
+                if (grouped.size() == 1) {
+                    group.join(member);
+                    grouped.owner(group);
+                }
+                if (hasPrimary) {
+                    group.enter(transport);
+                }
+                health.used(stream);
+                return;
+            }
             CallWatch w = watch;
             if (w != null) {
                 w.enter(c, life.now());
             }
             try {
-                enqueue(c, send, recv, count, type, op, root, userStream);
+                Groups.single(member);
             } finally {
                 if (w != null) {
                     w.exit();
                 }
             }
+        } catch (FlexLinkException e) {
+            group.fail(e); // NCCL's groups are atomic: nothing of this group will be launched
+            throw e;
         } finally {
             lock.unlock();
         }
     }
 
-    private void enqueue(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
-                         Stream userStream) {
+    /** The stream of this group's sends and receives so far, or null. */
+    private RuntimeStream transferStream() {
+        for (int i = 0; i < grouped.size(); i++) {
+            CallPlan p = grouped.get(i);
+            if (p.call.collective.pointToPoint()) {
+                return p.call.stream;
+            }
+        }
+        return null;
+    }
+
+    private RuntimeStream checkStream(Stream userStream) {
         if (userStream == null) {
             throw Validator.invalid("stream: null");
         }
@@ -153,111 +181,20 @@ public final class FlexCommunicator extends CollectiveApi {
             throw Validator.invalid("stream: belongs to device " + stream.device()
                     + ", the communicator's device is " + device);
         }
-        if (count == 0) {
-            return;
-        }
-        Groups group = Groups.current();
-        if (group.inGroup() && primary != null) {
-            // recorded now, launched by the group's end (NCCL launches its part of a group there too)
-            if (!grouped.isEmpty() && grouped.owner != group) {
-                throw new FlexLinkException(Result.INVALID_USAGE, "communicator: rank " + rank + " has calls in "
-                        + "another thread's open group; one communicator's group calls come from one thread");
-            }
-            group.enter(transport);
-            if (grouped.isEmpty()) {
-                group.join(groupMember);
-                grouped.owner = group;
-            }
-            grouped.next().set(c, send, recv, count, type, op, root, stream);
-            health.used(stream);
-            return;
-        }
-        call.set(c, send, recv, count, type, op, root, stream);
-        launchPrimary(call);
-        launchAuxiliary(call);
+        return stream;
     }
 
-    /**
-     * Plans {@code c} and enqueues its primary range (after the fork, when split). Leaves in {@link #split},
-     * {@link #slot} and {@link #lengths} what {@link #launchAuxiliary} needs. The primary collective goes
-     * first: the auxiliary paths enqueue many small operations (host time that would delay the primary
-     * launch), and they only wait for the fork, so they still start together with it.
-     */
-    private void launchPrimary(CollectiveCall c) {
-        shares.shares(c.collective, c.bytes(size), fractions);
-        split = planner.plan(c, size, fractions, lengths);
-        int ch = timer == null ? -1 : balancer.timedChannel();
-        slot = ch < 0 ? -1 : timer.begin(ch, balancer.version(ch), c.stream);
-        if (split) {
-            c.stream.record(fork);
-        }
-        if (lengths[0] > 0) {
-            primary.enqueue(c, 0, lengths[0]);
-            counters.add(0, lengths[0] * c.type.size());
-        }
-    }
+    // ---- the group's end: plan, launch ----
 
-    /** The rest of a call after its primary launch: the primary's timing, the auxiliary paths, the joins. */
-    private void launchAuxiliary(CollectiveCall c) {
-        if (slot >= 0 && lengths[0] > 0) {
-            timer.primaryDone(slot, c.stream);
-        }
-        if (split) {
-            enqueueAux(c, lengths, slot);
-            for (int i = 0; i < aux.length; i++) {
-                if (lengths[i + 1] > 0) {
-                    RuntimeStream[] ps = aux[i].streams();
-                    for (int k = 0; k < ps.length; k++) {
-                        c.stream.waitEvent(slot >= 0 ? timer.auxDone(slot, i, k) : joins[i][k]);
-                    }
-                }
-            }
-        }
-        finish(c.collective, c.count, c.stream);
-    }
-
-    /** Enqueues every auxiliary path's range of {@code c}; they wait for the fork recorded on the caller's stream. */
-    private void enqueueAux(CollectiveCall c, long[] len, int slot) {
-        long offset = len[0];
-        for (int i = 0; i < aux.length; i++) {
-            long n = len[i + 1];
-            if (n == 0) {
-                continue;
-            }
-            RuntimeStream[] ps = aux[i].streams();
-            for (RuntimeStream s : ps) {
-                s.waitEvent(fork);
-            }
-            aux[i].enqueue(c, offset, n);
-            for (int k = 0; k < ps.length; k++) {
-                ps[k].record(slot >= 0 ? timer.auxDone(slot, i, k) : joins[i][k]);
-            }
-            offset += n;
-            counters.add(i + 1, n * c.type.size());
-        }
-    }
-
-    /** After a call's work: its stream is watched for failures, and the watchdog's done event is recorded. */
-    private void finish(Collective c, long count, RuntimeStream stream) {
-        health.used(stream);
-        if (watch != null) {
-            watch.record(stream, c, count, life.now());
-        }
-    }
-
-    // ---- groups ----
-
-    /** This communicator's calls of the current group, launched by {@link Groups#end()}. */
-    private final GroupedCalls grouped;
-    private final Groups.Member groupMember = new Groups.Member() {
+    private final Groups.Member member = new Groups.Member() {
         @Override
         public void launchPrimary() {
-            launchGroupedPrimary();
+            planAndLaunchPrimary();
         }
 
         @Override
         public void launchAuxiliary() {
-            launchGroupedAuxiliary();
+            launchAuxiliaryAndJoin();
         }
 
         @Override
@@ -270,35 +207,50 @@ public final class FlexCommunicator extends CollectiveApi {
             }
         }
     };
-    /** What {@link #launchPrimary} decided for the call whose auxiliary part is still to be enqueued. */
-    private boolean split;
-    private int slot = -1;
 
     /**
-     * Phase 1 of a group's end. A communicator with one call in the group splits it as outside a group.
-     * With several calls, a later call may read what an earlier one writes, and NCCL's launch of the group
-     * runs the primary parts back to back on the stream, with no point where an earlier call's auxiliary
-     * part could be joined in between; so such a group runs every call whole on the primary path, in order,
-     * exactly as NCCL would.
+     * Phase 1. A communicator with one call in the group splits it. With several calls, a later call may
+     * read what an earlier one writes, and NCCL's launch of the group runs the primary parts back to back on
+     * the stream, with no point where an earlier call's auxiliary part could be joined in between; so such a
+     * group runs every call whole on the primary path, in order, exactly as NCCL would (without a primary
+     * path every call is split, and each is joined before the next one forks).
      */
-    private void launchGroupedPrimary() {
+    private void planAndLaunchPrimary() {
         lock.lock();
         try {
-            split = false;
-            slot = -1;
             life.checkUsable();
-            if (grouped.size() == 1) {
-                launchPrimary(grouped.get(0));
-                // another thread's call may run between the phases (the lock is not held across NCCL's launch)
-                grouped.split = split;
-                grouped.slot = slot;
-                System.arraycopy(lengths, 0, grouped.lengths, 0, lengths.length);
-                return;
-            }
+            int collectives = 0;
+            RuntimeStream transfers = null;
             for (int i = 0; i < grouped.size(); i++) {
-                CollectiveCall c = grouped.get(i);
-                primary.enqueue(c, 0, c.count);
-                counters.add(0, c.count * c.type.size());
+                CallPlan p = grouped.get(i);
+                if (p.call.collective.pointToPoint()) {
+                    launcher.planTransfer(p);
+                    transfers = p.call.stream;
+                } else {
+                    collectives++;
+                }
+            }
+            if (transfers != null) {
+                launcher.launchPrimaryExchange(grouped, transfers);
+            }
+            boolean whole = hasPrimary && collectives > 1;
+            for (int i = 0; i < grouped.size(); i++) {
+                CallPlan p = grouped.get(i);
+                if (p.call.collective.pointToPoint()) {
+                    continue;
+                }
+                if (whole) {
+                    launcher.planWhole(p);
+                } else {
+                    try {
+                        launcher.plan(p);
+                    } catch (FlexLinkException e) {
+                        // a peer's abort, seen at a decision point, ends this rank too; our own abort is recorded
+                        // by whoever asked for it
+                        throw e.result() == Result.REMOTE_ERROR && !life.abortRequested() ? health.fail(e) : e;
+                    }
+                }
+                launcher.launchPrimary(p);
             }
         } catch (RuntimeException | Error e) {
             grouped.clear();
@@ -308,28 +260,41 @@ public final class FlexCommunicator extends CollectiveApi {
         }
     }
 
-    /** Phase 3 of a group's end, after the primary transport launched. */
-    private void launchGroupedAuxiliary() {
+    /** Phase 3, after the primary transport launched. */
+    private void launchAuxiliaryAndJoin() {
         lock.lock();
         try {
             // aborted since phase 1 (watchdog, lost peer): the paths may be torn down already
             if (grouped.isEmpty() || life.teardown.done() || life.aborted() || life.abortRequested()) {
                 return;
             }
-            if (grouped.size() == 1) {
-                split = grouped.split;
-                slot = grouped.slot;
-                System.arraycopy(grouped.lengths, 0, lengths, 0, lengths.length);
-                launchAuxiliary(grouped.get(0));
-            } else {
-                for (int i = 0; i < grouped.size(); i++) {
-                    CollectiveCall c = grouped.get(i);
-                    finish(c.collective, c.count, c.stream);
+            RuntimeStream transfers = null;
+            for (int i = 0; i < grouped.size(); i++) {
+                CallPlan p = grouped.get(i);
+                if (p.call.collective.pointToPoint()) {
+                    transfers = p.call.stream;
+                    continue;
                 }
+                launcher.launchAuxiliary(p);
+                launcher.done(p);
+                finish(p);
+            }
+            if (transfers != null) {
+                launcher.launchAuxiliaryExchange(grouped, transfers);
+                health.used(transfers);
             }
         } finally {
             grouped.clear();
             lock.unlock();
+        }
+    }
+
+    /** After a call's work: its stream is watched for failures, and the watchdog's done event is recorded. */
+    private void finish(CallPlan p) {
+        RuntimeStream stream = p.call.stream;
+        health.used(stream);
+        if (watch != null && !p.captured) {
+            watch.record(stream, p.call.collective, p.call.count, life.now());
         }
     }
 
@@ -354,21 +319,8 @@ public final class FlexCommunicator extends CollectiveApi {
                 lock.unlock();
             }
         }
-        return new CommStats(counters.totals(),
-                balancer == null ? new LinkedHashMap<>() : balancer.shareTable(),
-                balancer == null ? new ArrayList<>() : balancer.history(),
-                balancer == null ? new LinkedHashMap<>() : balancer.stageTable(),
+        return new CommStats(counters.totals(), shares.shareTable(), shares.history(), shares.stageTable(),
                 CommHealth.result(e, life.aborted()), e != null ? e.detail() : life.aborted() ? "aborted" : null);
-    }
-
-    /** The primary path's communicator (NCCL on CUDA), or null when the primary path is off. */
-    public io.flexlink.runtime.PrimaryComm primaryComm() {
-        return primary instanceof io.flexlink.path.PrimaryPath ? ((io.flexlink.path.PrimaryPath) primary).comm() : null;
-    }
-
-    /** The balancer, or null when shares are fixed. */
-    public Balancer balancer() {
-        return balancer;
     }
 
     /** True once an abort was asked for, by anyone: a call waiting on the host for its peers gives up. */
@@ -377,7 +329,7 @@ public final class FlexCommunicator extends CollectiveApi {
     }
 
     /**
-     * Tells every peer (abort words set, counters released: blocked streams move on), aborts the primary
+     * Tells every peer (abort words set, waits released: blocked streams move on), aborts the primary
      * transport, then frees what no stream uses any more, waiting for busy streams at most the watchdog's
      * timeout (10 s without one); what is still busy then is freed by close() or the watchdog once idle.
      */

@@ -9,7 +9,7 @@ import io.flexlink.runtime.RuntimeStream;
  * One rank's view of one collective call, after validation. A communicator reuses a single instance,
  * so that a steady-state call allocates nothing. Counts are elements; for AllGather {@code count} is the
  * per-rank send count and for ReduceScatter the per-rank receive count, so that every collective is
- * split over the same range {@code [0, count)}.
+ * split over the same range {@code [0, count)}. For Send and Recv {@code root} is the peer.
  */
 public final class CollectiveCall {
     public Collective collective;
@@ -37,12 +37,12 @@ public final class CollectiveCall {
     /** Bytes of one rank's buffer that the call moves: count times element size (times ranks for gathers). */
     public long bytes(int ranks) {
         long b = count * type.size();
-        return collective == Collective.ALL_GATHER || collective == Collective.REDUCE_SCATTER ? b * ranks : b;
+        return collective.blocked() ? b * ranks : b;
     }
 
     @Override
     public String toString() {
         return collective + "(count=" + count + ", " + type + (collective.reduces() ? ", " + op : "")
-                + ((collective == Collective.BROADCAST || collective == Collective.REDUCE) ? ", root=" + root : "") + ")";
+                + (collective.pointToPoint() ? ", peer=" + root : collective.rooted() ? ", root=" + root : "") + ")";
     }
 }

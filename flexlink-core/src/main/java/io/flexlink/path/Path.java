@@ -1,5 +1,6 @@
 package io.flexlink.path;
 
+import io.flexlink.runtime.PeerOps;
 import io.flexlink.runtime.RuntimeStream;
 
 /**
@@ -17,8 +18,23 @@ public interface Path extends AutoCloseable {
      */
     RuntimeStream[] streams();
 
+    /**
+     * True when this path's work can be captured into a CUDA graph and replayed any number of times with no
+     * host work per replay (its synchronization never depends on how many calls came before).
+     */
+    default boolean capturable() {
+        return false;
+    }
+
     /** Enqueues this path's part of {@code call}: elements {@code [offset, offset + length)}. */
     void enqueue(CollectiveCall call, long offset, long length);
+
+    /**
+     * Enqueues this path's part of a group's sends and receives ({@code ops}: the ranges this path carries),
+     * all together, so that any pattern of pairs runs without deadlock; {@code stream} is the callers' stream
+     * (the primary path works on it).
+     */
+    void exchange(PeerOps ops, RuntimeStream stream);
 
     /**
      * Releases every stream of this path blocked on a peer, and tells the peers (they see the path's

@@ -2,24 +2,40 @@ package io.flexlink.path;
 
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.MemoryPlacement;
+import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RankExchange;
+import java.util.function.Consumer;
 
 /** What a {@link PathProvider} gets to set a path up for one rank. */
 public final class PathContext {
+    /** Makes host memory every rank of the communicator maps; what it makes is freed if creation fails. */
+    public interface SharedMemory {
+        /**
+         * Rank 0 creates {@code bytes} of zeroed pinned memory for {@code purpose} (placed by
+         * {@code placement} where the backend can, null for anywhere) and runs {@code initialize} on it before
+         * any other rank can see it; every rank then maps it. Collective: every rank calls it together.
+         */
+        PinnedMemory create(String purpose, long bytes, MemoryPlacement placement, Consumer<PinnedMemory> initialize);
+    }
+
     private final Backend backend;
     private final FlexLinkConfig config;
     private final RankExchange exchange;
+    private final SharedMemory shared;
     private final int rank;
     private final int size;
-    private final int device;
+    private final int[] devices;
 
-    public PathContext(Backend backend, FlexLinkConfig config, RankExchange exchange, int rank, int size, int device) {
+    public PathContext(Backend backend, FlexLinkConfig config, RankExchange exchange, SharedMemory shared, int rank,
+                       int[] devices) {
         this.backend = backend;
         this.config = config;
         this.exchange = exchange;
+        this.shared = shared;
         this.rank = rank;
-        this.size = size;
-        this.device = device;
+        this.size = devices.length;
+        this.devices = devices.clone();
     }
 
     public Backend backend() {
@@ -35,6 +51,11 @@ public final class PathContext {
         return exchange;
     }
 
+    /** Shared host memory for the path's staging. */
+    public SharedMemory shared() {
+        return shared;
+    }
+
     public int rank() {
         return rank;
     }
@@ -43,7 +64,13 @@ public final class PathContext {
         return size;
     }
 
+    /** This rank's device. */
     public int device() {
-        return device;
+        return devices[rank];
+    }
+
+    /** The device of rank {@code r}. */
+    public int device(int r) {
+        return devices[r];
     }
 }

@@ -31,6 +31,12 @@ public final class PrimaryPath implements Path {
         return NONE;
     }
 
+    /** NCCL's collectives are capturable; a backend without graphs never captures. */
+    @Override
+    public boolean capturable() {
+        return true;
+    }
+
     @Override
     public void enqueue(CollectiveCall call, long offset, long length) {
         int sz = call.type.size();
@@ -53,9 +59,23 @@ public final class PrimaryPath implements Path {
             case REDUCE:
                 comm.reduce(send, recv, length, call.type, call.op, call.root, call.stream);
                 break;
+            case ALL_TO_ALL:
+                comm.allToAll(send, recv, length, call.count, call.type, call.stream);
+                break;
+            case GATHER:
+                comm.gather(send, recv, length, call.count, call.type, call.root, call.stream);
+                break;
+            case SCATTER:
+                comm.scatter(send, recv, length, call.count, call.type, call.root, call.stream);
+                break;
             default:
-                throw new IllegalStateException("primary: " + call.collective);
+                throw new IllegalStateException("primary: " + call.collective + " is enqueued as an exchange");
         }
+    }
+
+    @Override
+    public void exchange(io.flexlink.runtime.PeerOps ops, RuntimeStream stream) {
+        comm.exchange(ops, stream);
     }
 
     @Override

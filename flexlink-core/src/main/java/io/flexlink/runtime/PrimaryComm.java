@@ -25,6 +25,18 @@ public interface PrimaryComm extends AutoCloseable {
 
     void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, RuntimeStream stream);
 
+    /** Block {@code j} of {@code send} ({@code send + j * stride}) to rank {@code j}'s {@code recv + rank * stride}. */
+    void allToAll(long send, long recv, long count, long stride, DataType type, RuntimeStream stream);
+
+    /** Every rank's {@code count} elements into the root's {@code recv + r * stride}. */
+    void gather(long send, long recv, long count, long stride, DataType type, int root, RuntimeStream stream);
+
+    /** Block {@code r} of the root's {@code send} ({@code send + r * stride}) into rank {@code r}'s {@code recv}. */
+    void scatter(long send, long recv, long count, long stride, DataType type, int root, RuntimeStream stream);
+
+    /** This rank's sends and receives of one group, all together (NCCL's grouped send/recv). */
+    void exchange(PeerOps ops, RuntimeStream stream);
+
     /** Stops all outstanding work and releases blocked streams; safe from any thread. */
     void abort();
 

@@ -29,6 +29,63 @@ public interface RuntimeStream extends Stream {
     /** Writes {@code value} to the counter at {@code offset} of {@code mem}, after all earlier work of this stream. */
     void writeValue32(PinnedMemory mem, long offset, int value);
 
+    /** Waits until {@code (word & mask) != 0} for the word at {@code offset} of {@code mem} (a flag, see {@link MemOps}). */
+    void waitAny(PinnedMemory mem, long offset, int mask);
+
+    /**
+     * Enqueues the waits and writes of {@code ops}, in order, as one operation where the backend can
+     * ({@code cuStreamBatchMemOp}); {@code ops} may be reused as soon as this returns.
+     */
+    default void memOps(MemOps ops) {
+        for (int i = 0; i < ops.size(); i++) {
+            if (ops.kind(i) == MemOps.WAIT) {
+                waitAny(ops.memory(i), ops.offset(i), ops.value(i));
+            } else {
+                writeValue32(ops.memory(i), ops.offset(i), ops.value(i));
+            }
+        }
+    }
+
+    /**
+     * Copies {@code rows} rows of {@code width} bytes from {@code src} (rows {@code srcPitch} bytes apart)
+     * to {@code dst} (rows {@code dstPitch} bytes apart), as one operation where the backend can
+     * ({@code cudaMemcpy2DAsync}).
+     */
+    default void copyRows(long dst, long dstPitch, long src, long srcPitch, long width, long rows) {
+        for (long r = 0; r < rows; r++) {
+            copy(dst + r * dstPitch, src + r * srcPitch, width);
+        }
+    }
+
+    /** {@link #copyRows} from pinned host memory at {@code offset} of {@code mem} (the receiving side of staging). */
+    default void copyRowsFromHost(long dst, long dstPitch, PinnedMemory mem, long offset, long srcPitch, long width,
+                                  long rows) {
+        for (long r = 0; r < rows; r++) {
+            copyFromHost(dst + r * dstPitch, mem, offset + r * srcPitch, width);
+        }
+    }
+
+    /**
+     * The chain of reductions of {@link ReduceChain} over {@code ranks} inputs in one operation where the
+     * backend can (one kernel on CUDA): {@code dst = a op row[0] op row[1] ... op row[k-1]}, row {@code t}
+     * at {@code rows + t * pitch} ({@code count} elements each), step {@code t} with
+     * {@code ReduceChain.op/divisor(op, type, t, ranks)}; {@code k = ranks - 1}. With {@code k = 0} it copies
+     * {@code a} to {@code dst}. {@code dst} may equal {@code a}.
+     */
+    default void reduceRows(long dst, long a, long rows, long pitch, int k, long count, DataType type, ReduceOp op,
+                            int ranks) {
+        if (k == 0) {
+            if (dst != a && count > 0) {
+                copy(dst, a, count * type.size());
+            }
+            return;
+        }
+        for (int t = 0; t < k; t++) {
+            reduce(dst, t == 0 ? a : dst, rows + t * pitch, count, type, ReduceChain.op(op, type, t, ranks),
+                    ReduceChain.divisor(op, type, t, ranks));
+        }
+    }
+
     /**
      * {@code dst[i] = a[i] op b[i]} for {@code count} elements. For {@link ReduceOp#AVG} on integers the
      * result is {@code (a + b) / divisor}; on floating-point types it divides first, so that no partial
@@ -39,11 +96,28 @@ public interface RuntimeStream extends Stream {
     void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor);
 
     /**
+     * {@code dst[i] = a[i] * scalar} ({@code scalar}: the address of one element of {@code type}, readable
+     * by the device when the work runs: NCCL's PreMulSum), or {@code dst[i] = a[i] / divisor} when
+     * {@code scalar} is 0 (an average divided before it is summed); rounded once, as {@link #reduce}
+     * computes. {@code dst} may equal {@code a}.
+     */
+    void scale(long dst, long a, long count, DataType type, long scalar, int divisor);
+
+    /**
      * Like {@link #reduce}, with {@code b} in pinned host memory at {@code bOffset} of {@code mem}; a
      * backend may read it in place or copy it to device scratch first.
      */
     void reduceFromHost(long dst, long a, PinnedMemory mem, long bOffset, long count, DataType type,
                         ReduceOp op, int divisor);
+
+    /**
+     * True while this stream is being captured into a CUDA graph ({@code cudaStreamBeginCapture}): work
+     * enqueued now runs at each replay, and the stream must not be queried. Always false where the backend
+     * has no graphs.
+     */
+    default boolean isCapturing() {
+        return false;
+    }
 
     /** The first failure of work on this stream, or null; never blocks. */
     io.flexlink.FlexLinkException failure();

@@ -43,12 +43,16 @@ public final class ChunkPlan {
             for (int k = 1; k <= RAMP; k++) {
                 tail += up(max >> k);
             }
-            while (at < length - tail) {
-                at = add(at, Math.min(max, length - tail - at));
+            // the middle ends on an aligned boundary, so that every chunk starts aligned; the last chunk takes
+            // what an unaligned length leaves over
+            long middleEnd = (length - tail) / align * align;
+            while (at < middleEnd) {
+                at = add(at, Math.min(max, middleEnd - at));
             }
-            for (int k = 1; k <= RAMP; k++) {
+            for (int k = 1; k < RAMP; k++) {
                 at = add(at, Math.min(up(max >> k), length - at));
             }
+            at = add(at, length - at);
         } else {
             long chunk = Math.min(max, Math.max(Math.min(minChunk, max), up((length + 3) / 4)));
             for (long at = 0; at < length; ) {

@@ -1,17 +1,22 @@
 package io.flexlink.sync;
 
+import io.flexlink.runtime.PinnedMemory;
+
 /**
  * Where everything lives in one staging area shared by the ranks of a communicator: for each producer
- * rank {@code p}, {@code slots} data slots of {@code slotBytes}, one "full" counter per slot, one
- * "empty" counter per slot and consumer, and one local counter; one abort word for the whole area.
- * Counters sit on separate 64-byte lines so that ranks polling different counters do not share cache
- * lines.
+ * {@code p}, {@code slots} data slots of {@code slotBytes}; one handshake word ({@link Flags}) per
+ * (producer, slot, consumer); one abort word for the whole area. Words sit on separate 64-byte lines, so
+ * that ranks polling different words do not share cache lines. A slot carries one item of a call: the
+ * same data for every consumer, or one piece per consumer ({@link #pieceBytes()} each, consumer {@code j}'s
+ * at offset {@code j * pieceBytes}), so that one strided copy fills a slot for every consumer.
  */
 public final class StagingLayout {
-    /** Bytes between counters. */
-    public static final int COUNTER_STRIDE = 64;
+    /** Bytes between words. */
+    public static final int WORD_STRIDE = 64;
     /** Alignment of the data area and of every slot. */
     public static final int SLOT_ALIGN = 4096;
+    /** Alignment of a consumer's piece inside a slot (vector loads, copy-engine bursts). */
+    public static final int PIECE_ALIGN = 256;
 
     private final int ranks;
     private final int slots;
@@ -25,9 +30,10 @@ public final class StagingLayout {
         }
         this.ranks = ranks;
         this.slots = slots;
-        this.slotBytes = alignUp(slotBytes, SLOT_ALIGN);
-        long counters = (long) ranks * slots + (long) ranks * slots * ranks + ranks + 1;
-        this.dataOffset = alignUp(counters * COUNTER_STRIDE, SLOT_ALIGN);
+        // every consumer's piece of a slot is at least one aligned block
+        this.slotBytes = alignUp(Math.max(slotBytes, (long) ranks * PIECE_ALIGN), SLOT_ALIGN);
+        long words = (long) ranks * slots * ranks + 1;
+        this.dataOffset = alignUp(words * WORD_STRIDE, SLOT_ALIGN);
     }
 
     static long alignUp(long v, long a) {
@@ -46,21 +52,14 @@ public final class StagingLayout {
         return slotBytes;
     }
 
-    /** Offset of producer {@code p}'s full counter for slot {@code s}. */
-    public long fullOffset(int p, int s) {
-        return ((long) p * slots + s) * COUNTER_STRIDE;
+    /** Bytes of one consumer's piece in a slot that carries a piece per consumer. */
+    public long pieceBytes() {
+        return slotBytes / ranks / PIECE_ALIGN * PIECE_ALIGN;
     }
 
-    /** Offset of the counter consumer {@code j} writes after reading producer {@code p}'s slot {@code s}. */
-    public long emptyOffset(int p, int s, int j) {
-        long base = (long) ranks * slots;
-        return (base + ((long) p * slots + s) * ranks + j) * COUNTER_STRIDE;
-    }
-
-    /** Offset of rank {@code p}'s local counter (its consumer stream signals its producer stream). */
-    public long localOffset(int p) {
-        long base = (long) ranks * slots + (long) ranks * slots * ranks;
-        return (base + p) * COUNTER_STRIDE;
+    /** Offset of the handshake word of producer {@code p}'s slot {@code s} for consumer {@code j}. */
+    public long flagOffset(int p, int s, int j) {
+        return (((long) p * slots + s) * ranks + j) * WORD_STRIDE;
     }
 
     /**
@@ -69,8 +68,7 @@ public final class StagingLayout {
      * on a GPU the communicator polls it), so an abort reaches the peers in other threads and processes.
      */
     public long abortOffset() {
-        long base = (long) ranks * slots + (long) ranks * slots * ranks + ranks;
-        return base * COUNTER_STRIDE;
+        return (long) ranks * slots * ranks * WORD_STRIDE;
     }
 
     /** Offset of producer {@code p}'s slot {@code s}. */
@@ -78,9 +76,25 @@ public final class StagingLayout {
         return dataOffset + ((long) p * slots + s) * slotBytes;
     }
 
+    /** Bytes from one producer's slot {@code s} to the next producer's slot {@code s}. */
+    public long producerStride() {
+        return (long) slots * slotBytes;
+    }
+
     /** Total bytes of the staging area. */
     public long totalBytes() {
         return dataOffset + (long) ranks * slots * slotBytes;
+    }
+
+    /** Puts every handshake word in its first state ({@link Flags#FREE}); the creator does it before any rank maps the area. */
+    public void initialize(PinnedMemory memory) {
+        for (int p = 0; p < ranks; p++) {
+            for (int s = 0; s < slots; s++) {
+                for (int j = 0; j < ranks; j++) {
+                    memory.writeCounter(flagOffset(p, s, j), Flags.FREE);
+                }
+            }
+        }
     }
 
     /** Serialized form, exchanged so that every rank checks it maps the same layout. */

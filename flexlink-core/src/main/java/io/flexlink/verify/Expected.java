@@ -91,6 +91,13 @@ public final class Expected {
                 return DataPattern.value(type, op, seed, ranks, (int) (index / count), index % count);
             case REDUCE_SCATTER:
                 return reduce(type, op, seed, ranks, (long) rank * count + index);
+            case ALL_TO_ALL:
+                // block p of rank r's output is block r of rank p's input
+                return DataPattern.value(type, op, seed, ranks, (int) (index / count), rank * count + index % count);
+            case GATHER:
+                return DataPattern.value(type, op, seed, ranks, (int) (index / count), index % count);
+            case SCATTER:
+                return DataPattern.value(type, op, seed, ranks, root, rank * count + index);
             default:
                 return DataPattern.value(type, op, seed, ranks, root, index);
         }
@@ -98,11 +105,23 @@ public final class Expected {
 
     /** Elements of one rank's input buffer. */
     public static long inputCount(Collective c, long count, int ranks) {
-        return c == Collective.REDUCE_SCATTER ? count * ranks : count;
+        return c == Collective.REDUCE_SCATTER || c == Collective.ALL_TO_ALL || c == Collective.SCATTER
+                ? count * ranks : count;
     }
 
     /** Elements of one rank's output buffer. */
     public static long outputCount(Collective c, long count, int ranks) {
-        return c == Collective.ALL_GATHER ? count * ranks : count;
+        return c == Collective.ALL_GATHER || c == Collective.ALL_TO_ALL || c == Collective.GATHER
+                ? count * ranks : count;
+    }
+
+    /** True when rank {@code rank} writes its output in {@code c} (Reduce and Gather: the root only). */
+    public static boolean writes(Collective c, int rank, int root) {
+        return (c != Collective.REDUCE && c != Collective.GATHER) || rank == root;
+    }
+
+    /** True when rank {@code rank} reads its input in {@code c} (Broadcast and Scatter: the root only). */
+    public static boolean reads(Collective c, int rank, int root) {
+        return (c != Collective.BROADCAST && c != Collective.SCATTER) || rank == root;
     }
 }

@@ -193,7 +193,7 @@ class GroupSemanticsTest {
             ranks.comms[1].abort();
             FlexLinkException e = assertThrows(FlexLinkException.class, FlexLink::groupEnd);
             assertTrue(e.result() != Result.SUCCESS);
-            assertFalse(io.flexlink.comm.Groups.active(), "the thread is outside the group after a failing end");
+            assertFalse(io.flexlink.launch.Groups.active(), "the thread is outside the group after a failing end");
             int[] out = other.download(0);
             for (int i = 0; i < N; i++) {
                 assertEquals(other.input[0][i], out[i], "the healthy communicator's call ran");

@@ -62,7 +62,10 @@ class RankIdentityTest {
                     put(host, sz, i, FloatFormats.fromDouble(type, op == ReduceOp.PROD ? 1 + v / 64 : v));
                 }
                 backend.upload(send[r].address(), host);
+                // a different poison on every rank: an output nobody wrote cannot look identical across ranks
+                backend.fill(recv[r].address(), (long) N * sz, (byte) (0x5A + 17 * r));
             }
+            long[] before = io.flexlink.testing.Paths.bytes(comms[0]);
             FlexLink.groupStart();
             for (int r = 0; r < n; r++) {
                 comms[r].allReduce(send[r], recv[r], N, type, op, streams[r]);
@@ -79,6 +82,13 @@ class RankIdentityTest {
                     int at = first.mismatch(out);
                     assertEquals(-1, at, "rank " + r + " differs from rank 0 at byte " + at);
                 }
+            }
+            long[] after = io.flexlink.testing.Paths.bytes(comms[0]);
+            java.util.List<String> names = io.flexlink.testing.Paths.names(comms[0]);
+            if (!shares.equals("primary")) {
+                int pcie = names.indexOf("pcie");
+                org.junit.jupiter.api.Assertions.assertTrue(after[pcie] > before[pcie], "the pcie path carried part of"
+                        + " the call: " + names + " " + java.util.Arrays.toString(after));
             }
             for (int r = 0; r < n; r++) {
                 comms[r].close();

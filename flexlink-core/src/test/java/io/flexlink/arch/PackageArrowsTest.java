@@ -2,6 +2,7 @@ package io.flexlink.arch;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
@@ -9,8 +10,11 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 /**
- * Keeps the package arrows of the design: the stages of a call depend only inward (see
- * docs/design.md), so the engine's logic can be tested without native code.
+ * Keeps the package arrows of the design (docs/design.md): the stages of a call, validate → plan →
+ * launch → path → sync, depend only inward, on the balancer and the runtime SPI; the engine's logic can be
+ * tested without native code; and no two packages depend on each other. {@code io.flexlink.FlexLink} is
+ * the composition root: the API's value types depend on nothing inside, and nothing inside depends on the
+ * composition root, so it closes no cycle.
  */
 class PackageArrowsTest {
     private static final JavaClasses CORE = new ClassFileImporter()
@@ -29,13 +33,34 @@ class PackageArrowsTest {
     }
 
     @Test
+    void noPackageCycles() {
+        slices().matching("io.flexlink.(**)").should().beFreeOfCycles().check(CORE);
+    }
+
+    @Test
     void configUsesOnlyTheApi() {
         only("io.flexlink.config");
     }
 
     @Test
-    void balanceIsPureLogic() {
-        only("io.flexlink.balance", "io.flexlink.config");
+    void validationUsesOnlyTheApi() {
+        only("io.flexlink.validate");
+    }
+
+    @Test
+    void thePlanIsArithmeticOnTheCall() {
+        only("io.flexlink.plan", "io.flexlink.path");
+    }
+
+    @Test
+    void theLaunchStagesUseThePlanThePathsAndTheBalancer() {
+        only("io.flexlink.launch", "io.flexlink.plan", "io.flexlink.path", "io.flexlink.balance",
+                "io.flexlink.runtime");
+    }
+
+    @Test
+    void theBalancerMeasuresThroughTheSpiOnly() {
+        only("io.flexlink.balance", "io.flexlink.config", "io.flexlink.runtime");
     }
 
     @Test
@@ -80,11 +105,21 @@ class PackageArrowsTest {
     }
 
     @Test
+    void backendDiscoveryUsesTheSpiAndTheHostBackend() {
+        only("io.flexlink.backend", "io.flexlink.runtime", "io.flexlink.runtime.host", "io.flexlink.config");
+    }
+
+    @Test
     void apiValueTypesDependOnNothingInside() {
-        noClasses().that().resideInAPackage("io.flexlink").and().doNotHaveSimpleName("FlexLink")
-                .should().dependOnClassesThat().resideInAnyPackage("io.flexlink.comm..", "io.flexlink.path..",
-                        "io.flexlink.sync..", "io.flexlink.balance..", "io.flexlink.runtime..",
-                        "io.flexlink.bootstrap..", "io.flexlink.topo..")
+        noClasses().that().resideInAPackage("io.flexlink").and().doNotHaveFullyQualifiedName("io.flexlink.FlexLink")
+                .should().dependOnClassesThat().resideOutsideOfPackages("io.flexlink", "java..", "org.slf4j..")
+                .check(CORE);
+    }
+
+    @Test
+    void nothingDependsOnTheCompositionRoot() {
+        noClasses().that().doNotHaveFullyQualifiedName("io.flexlink.FlexLink")
+                .should().dependOnClassesThat().haveFullyQualifiedName("io.flexlink.FlexLink")
                 .check(CORE);
     }
 

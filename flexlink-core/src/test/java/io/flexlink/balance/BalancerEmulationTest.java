@@ -55,6 +55,22 @@ class BalancerEmulationTest {
         "ALL_GATHER, 100, 100",
     })
     void convergesToTheAnalyticOptimum(Collective c, int primary, int pcie) {
+        converge(c, primary, pcie, false);
+    }
+
+    /**
+     * The same, and the bandwidth reached: at least 90 % of the two links together. That depends on the
+     * machine having a core free per emulated stream, so it runs with the timing tests
+     * ({@code -Dflexlink.test.groups=timing}), not in the default run.
+     */
+    @ParameterizedTest(name = "{0} primary {1} MB/s, pcie {2} MB/s, bandwidth")
+    @CsvSource({"ALL_REDUCE, 200, 50", "ALL_GATHER, 200, 50"})
+    @org.junit.jupiter.api.Tag("timing")
+    void reachesTheBandwidthOfBothLinks(Collective c, int primary, int pcie) {
+        converge(c, primary, pcie, true);
+    }
+
+    private static void converge(Collective c, int primary, int pcie, boolean bandwidth) {
         String emulate = "primary:" + primary + "MB/s,pcie:" + pcie + "MB/s";
         try (EmulatedLinks e = new EmulatedLinks(emulate, "auto", c, 16 << 20, 4, null)) {
             List<String> trace = new ArrayList<>();
@@ -65,7 +81,9 @@ class BalancerEmulationTest {
             String report = c + " " + emulate + ": share " + share + " (optimum " + optimum + ") after " + calls
                     + " calls, " + String.format(Locale.ROOT, "%.1f", bw / 1e6) + " MB/s\n" + String.join("\n", trace);
             assertEquals(optimum, share, 0.03, report);
-            assertTrue(bw >= 0.9 * (primary + pcie) * 1e6, report);
+            if (bandwidth) {
+                assertTrue(bw >= 0.9 * (primary + pcie) * 1e6, report);
+            }
         }
     }
 

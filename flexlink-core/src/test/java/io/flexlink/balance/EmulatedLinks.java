@@ -5,7 +5,6 @@ import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLink;
 import io.flexlink.ReduceOp;
-import io.flexlink.comm.FlexCommunicator;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeEvent;
@@ -92,19 +91,20 @@ final class EmulatedLinks implements AutoCloseable {
     }
 
     double share() {
-        Balancer b = ((FlexCommunicator) comms[0]).balancer();
-        if (b == null) {
-            return Double.NaN;
-        }
         long bytes = collective == Collective.ALL_GATHER ? count * 4 * comms.length : count * 4;
         int ch = SizeBuckets.channel(collective, bytes);
-        java.util.Map<String, Double> m = b.shareTable().get(SizeBuckets.label(ch));
+        java.util.Map<String, java.util.Map<String, Double>> table = comms[0].stats().shares();
+        if (table.isEmpty()) {
+            return Double.NaN;
+        }
+        java.util.Map<String, Double> m = table.get(SizeBuckets.label(ch));
         return m == null ? 0 : m.get("pcie");
     }
 
     BucketTuner.Stage stage() {
         long bytes = collective == Collective.ALL_GATHER ? count * 4 * comms.length : count * 4;
-        return ((FlexCommunicator) comms[0]).balancer().stage(collective, bytes);
+        String s = comms[0].stats().stages().get(SizeBuckets.label(SizeBuckets.channel(collective, bytes)));
+        return s == null ? null : BucketTuner.Stage.valueOf(s);
     }
 
     @Override

@@ -23,9 +23,11 @@ class SmokeTest {
         try (HostBackend backend = new HostBackend(config)) {
             Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2, 3);
             try (CollectiveHarness h = new CollectiveHarness(backend, comms)) {
-                for (Collective c : Collective.values()) {
+                for (Collective c : Collective.collectives()) {
                     CollectiveHarness.Outcome o = h.run(c, DataType.FLOAT32, ReduceOp.SUM, 10_001, 1, false, 42);
                     assertEquals(0, o.wrong, c + ": " + o);
+                    org.junit.jupiter.api.Assertions.assertTrue(o.bytes("pcie") > 0 && o.bytes("primary") > 0,
+                            c + " split over both paths: " + o);
                     o = h.run(c, DataType.FLOAT32, ReduceOp.SUM, 10_001, 2, true, 43);
                     assertEquals(0, o.wrong, c + " in place: " + o);
                 }

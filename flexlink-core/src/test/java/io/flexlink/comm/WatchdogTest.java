@@ -75,7 +75,7 @@ class WatchdogTest {
                     () -> comms[0].allGather(send, recv, 4096, DataType.INT32, stream));
             assertEquals(Result.REMOTE_ERROR, e.result());
             assertTrue(e.getMessage().contains("ALL_GATHER of 4096 elements") && e.getMessage().contains("1000 ms")
-                    && e.getMessage().contains("producer rank 1 full"), e.getMessage());
+                    && e.getMessage().contains("waiting for producer rank 1"), e.getMessage());
             assertTrue(comms[0].stats().errorDetail().contains("watchdog"));
             FlexLinkException e1 = assertThrows(FlexLinkException.class,
                     () -> comms[1].allGather(send.address(), recv.address(), 4096, DataType.INT32, stream));

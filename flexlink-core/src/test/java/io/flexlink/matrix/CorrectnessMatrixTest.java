@@ -39,7 +39,7 @@ class CorrectnessMatrixTest {
     static final String[] SPLITS = {"primary", "pcie", "mixed"};
     static final DataType[] TYPES = DataType.values();
     static final ReduceOp[] OPS = ReduceOp.values();
-    static final Collective[] COLLECTIVES = Collective.values();
+    static final Collective[] COLLECTIVES = Collective.collectives().toArray(new Collective[0]);
 
     private HostBackend backend;
 
@@ -115,6 +115,13 @@ class CorrectnessMatrixTest {
         try (CollectiveHarness h = new CollectiveHarness(backend, comms)) {
             CollectiveHarness.Outcome o = h.run(c, type, op, count, root, inPlace, 1000L + index);
             assertEquals(0, o.wrong, o.toString());
+            // the split happened as configured: bytes per path, over every rank
+            long total = (long) ranks * count * type.size();
+            long align = Math.max(1, 256 / type.size());
+            long auxPerRank = split.equals("pcie") ? count : split.equals("mixed")
+                    ? Math.min(count, (long) Math.floor(count * 0.37 / align) * align) : 0;
+            assertEquals((long) ranks * auxPerRank * type.size(), o.bytes("pcie"), "bytes on pcie: " + o);
+            assertEquals(total - (long) ranks * auxPerRank * type.size(), o.bytes("primary"), "bytes on primary: " + o);
         } finally {
             for (Communicator comm : comms) {
                 comm.close();

@@ -90,7 +90,7 @@ class FaultInjectionTest {
             assertArrayEquals(new Result[] {Result.REMOTE_ERROR, Result.REMOTE_ERROR}, rig.errorEverywhere());
             Bounded.idle(rig.streams[0], FaultRig.BOUND);
             String m = rig.nextCallThrows(0, Result.REMOTE_ERROR);
-            assertTrue(m.contains("watchdog") && m.contains("ALL_REDUCE") && m.contains("producer rank 1"), m);
+            assertTrue(m.contains("watchdog") && m.contains("ALL_REDUCE") && m.contains("waiting for producer rank 1"), m);
             assertTrue(rig.nextCallThrows(1, Result.REMOTE_ERROR).contains("rank 0 aborted"));
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }

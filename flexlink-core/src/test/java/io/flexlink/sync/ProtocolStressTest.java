@@ -17,6 +17,7 @@ import io.flexlink.testing.CollectiveHarness;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
@@ -50,7 +51,7 @@ class ProtocolStressTest {
                 return HostFaults.Action.RUN;
             });
             Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2);
-            Collective[] kinds = Collective.values();
+            Collective[] kinds = Collective.collectives().toArray(new Collective[0]);
             assertTimeoutPreemptively(Duration.ofMinutes(5), () -> {
                 try (CollectiveHarness h = new CollectiveHarness(backend, comms)) {
                     for (int i = 0; i < 1200; i++) {
@@ -61,6 +62,8 @@ class ProtocolStressTest {
                         CollectiveHarness.Outcome o = h.run(c, DataType.INT32, ReduceOp.SUM, count, i % 3,
                                 i % 2 == 0, i);
                         assertEquals(0, o.wrong, "collective " + i + " " + c + ": " + o);
+                        org.junit.jupiter.api.Assertions.assertTrue(o.bytes("pcie") > 0 && o.bytes("primary") > 0,
+                                "collective " + i + " was split over both paths: " + o);
                     }
                 }
             });
@@ -131,6 +134,11 @@ class ProtocolStressTest {
                 for (int i = 0; i < count; i++) {
                     assertEquals(sum[i] * f, b.getInt(4 * i), "rank " + r + " element " + i);
                 }
+                long[] carried = io.flexlink.testing.Paths.bytes(comms[r]);
+                long pcie = (long) Math.floor(count * 0.6 / 64) * 64 * 4;
+                assertEquals(List.of("primary", "pcie"), io.flexlink.testing.Paths.names(comms[r]));
+                assertEquals((long) calls * pcie, carried[1], "rank " + r + ": bytes on the pcie path");
+                assertEquals((long) calls * (count * 4L - pcie), carried[0], "rank " + r + ": bytes on the primary");
                 comms[r].close();
                 streams[r].close();
                 buffers[r].close();

@@ -3,59 +3,55 @@ package io.flexlink.sync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.Scratch;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.Bounded;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** The staging area's abort word, the idempotent release of every counter, and the stall report. */
+/** The staging area's abort word, the idempotent release of every handshake word, and the stall report. */
 class StagingAbortTest {
     private static final StagingLayout LAYOUT = new StagingLayout(3, 2, 4096);
     private static final Duration BOUND = Duration.ofSeconds(10);
+
+    private static Staging staging(HostBackend backend, PinnedMemory mem, int rank) {
+        return new Staging(LAYOUT, mem, rank, new Scratch(backend, 0));
+    }
 
     @Test
     void releasingTwiceOrFromEveryRankStillReleasesEveryWait() {
         try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
             PinnedMemory mem = backend.allocatePinned(LAYOUT.totalBytes());
-            Staging[] ranks = {new Staging(LAYOUT, mem, 0), new Staging(LAYOUT, mem, 1), new Staging(LAYOUT, mem, 2)};
-            mem.writeCounter(LAYOUT.fullOffset(1, 0), 7);
-            mem.writeCounter(LAYOUT.emptyOffset(0, 1, 2), 3);
+            LAYOUT.initialize(mem);
+            Staging[] ranks = {staging(backend, mem, 0), staging(backend, mem, 1), staging(backend, mem, 2)};
+            mem.writeCounter(LAYOUT.flagOffset(1, 0, 2), Flags.FULL);
             for (Staging s : ranks) {
-                s.releaseAll(); // each rank of an aborted communicator releases; adding 2^30 four times would wrap
+                s.releaseAll(); // each rank of an aborted communicator releases
             }
             ranks[0].releaseAll();
-            assertAllReleased(mem, 1 << 20);
-            // a late write of a released stream lowers a counter; releasing again lifts it past every wait
-            mem.writeCounter(LAYOUT.fullOffset(1, 0), 8);
+            assertAllReleased(mem);
+            // a late write of a released stream lowers a word; releasing again lifts it
+            mem.writeCounter(LAYOUT.flagOffset(1, 0, 2), Flags.FREE);
             ranks[2].releaseAll();
-            assertAllReleased(mem, 1 << 20);
+            assertAllReleased(mem);
             mem.close();
         }
     }
 
-    private static void assertAllReleased(PinnedMemory mem, int highestWait) {
+    private static void assertAllReleased(PinnedMemory mem) {
         for (int p = 0; p < 3; p++) {
             for (int s = 0; s < 2; s++) {
-                assertReleased(mem, LAYOUT.fullOffset(p, s), highestWait);
                 for (int j = 0; j < 3; j++) {
-                    assertReleased(mem, LAYOUT.emptyOffset(p, s, j), highestWait);
+                    int v = mem.readCounter(LAYOUT.flagOffset(p, s, j));
+                    assertEquals(Flags.RELEASED, v, "word [" + p + "][" + s + "][" + j + "] releases both kinds of wait");
                 }
             }
-            assertReleased(mem, LAYOUT.localOffset(p), highestWait);
-        }
-    }
-
-    private static void assertReleased(PinnedMemory mem, long offset, int highestWait) {
-        int v = mem.readCounter(offset);
-        for (int w = 1; w <= highestWait; w <<= 1) {
-            assertTrue(v - w >= 0, "counter at +" + offset + " = " + v + " does not release a wait for " + w);
         }
     }
 
@@ -63,12 +59,13 @@ class StagingAbortTest {
     void theAbortWordNamesTheFirstRankAndCancelsHostWaitsWithRemoteError() {
         try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
             PinnedMemory mem = backend.allocatePinned(LAYOUT.totalBytes());
-            Staging a = new Staging(LAYOUT, mem, 0);
-            Staging b = new Staging(LAYOUT, mem, 2);
+            LAYOUT.initialize(mem);
+            Staging a = staging(backend, mem, 0);
+            Staging b = staging(backend, mem, 2);
             assertEquals(-1, a.abortedBy());
             RuntimeStream stream = backend.createStream(0, "waiter");
-            stream.waitValue32(mem, LAYOUT.fullOffset(1, 1), 5);
-            // the stream blocks on rank 1's counter, which nobody writes
+            stream.waitAny(mem, LAYOUT.flagOffset(1, 1, 0), Flags.FULL);
+            // the stream blocks on rank 1's word, which nobody writes
             b.abort();
             a.abort();
             assertEquals(2, a.abortedBy());
@@ -82,22 +79,20 @@ class StagingAbortTest {
     }
 
     @Test
-    void theStallReportNamesTheProducerAndTheConsumerBehind() {
+    void theStallReportNamesTheConsumerThatHasNotRead() {
         try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
             PinnedMemory mem = backend.allocatePinned(LAYOUT.totalBytes());
-            Staging s = new Staging(LAYOUT, mem, 0);
+            LAYOUT.initialize(mem);
+            Staging s = staging(backend, mem, 0);
             assertNull(s.describeStall());
             RuntimeStream stream = backend.createStream(0, "send");
-            // rank 0 sends one empty chunk to rank 1 (slot 0, use 1); rank 2 produced 3 chunks nobody wrote
-            s.send(stream, 0, 0, 0, 1L << 1);
-            s.advance(0, 1);
-            s.advance(2, 3);
+            // rank 0 sends one empty item to rank 1 (slot 0), which never reads it
+            Lane lane = new Lane(stream);
+            s.send(lane, 0, new Rows().set(0, 0, 0), 1L << 1);
+            lane.flush();
             stream.synchronize();
-            String d = s.describeStall();
-            assertEquals("producer rank 2 full [slot 0: 0<2, 1: 0<1]; consumer rank 1 empty [rank 0's slot 0: 0<1]", d);
-            mem.writeCounter(LAYOUT.emptyOffset(0, 0, 1), 1);
-            mem.writeCounter(LAYOUT.fullOffset(2, 0), 2);
-            mem.writeCounter(LAYOUT.fullOffset(2, 1), 1);
+            assertEquals("rank 1 has not read rank 0's slot 0", s.describeStall());
+            mem.writeCounter(LAYOUT.flagOffset(0, 0, 1), Flags.FREE);
             assertNull(s.describeStall());
             stream.close();
             mem.close();

@@ -49,16 +49,35 @@ public final class CollectiveHarness implements AutoCloseable {
     public static final class Outcome {
         public final long wrong;
         public final List<String> firstErrors;
+        /** Bytes each path carried in this run, summed over the ranks, by path name (stats()). */
+        public final java.util.Map<String, Long> pathBytes;
 
-        Outcome(long wrong, List<String> firstErrors) {
+        Outcome(long wrong, List<String> firstErrors, java.util.Map<String, Long> pathBytes) {
             this.wrong = wrong;
             this.firstErrors = firstErrors;
+            this.pathBytes = pathBytes;
+        }
+
+        /** Bytes the named path carried in this run, over all ranks (0 when the communicator has no such path). */
+        public long bytes(String path) {
+            return pathBytes.getOrDefault(path, 0L);
         }
 
         @Override
         public String toString() {
-            return wrong + " wrong" + (firstErrors.isEmpty() ? "" : ": " + firstErrors);
+            return wrong + " wrong" + (firstErrors.isEmpty() ? "" : ": " + firstErrors) + ", bytes per path " + pathBytes;
         }
+    }
+
+    /** Bytes per path name summed over every rank, so far. */
+    private java.util.Map<String, Long> pathBytes() {
+        java.util.Map<String, Long> m = new java.util.LinkedHashMap<>();
+        for (Communicator comm : comms) {
+            for (io.flexlink.CommStats.PathTotals t : comm.stats().paths()) {
+                m.merge(t.path(), t.bytes(), Long::sum);
+            }
+        }
+        return m;
     }
 
     private DeviceMemory ensure(DeviceMemory[] pool, int r, long bytes) {
@@ -95,6 +114,14 @@ public final class CollectiveHarness implements AutoCloseable {
                 switch (c) {
                     case ALL_GATHER: recv[r] = base; send[r] = base + (long) r * count * sz; break;
                     case REDUCE_SCATTER: send[r] = base; recv[r] = base + (long) r * count * sz; break;
+                    case GATHER: // in place on the root only: the others have no receive buffer
+                        recv[r] = base;
+                        send[r] = r == root ? base + (long) r * count * sz : ensure(b, r, count * sz).address();
+                        break;
+                    case SCATTER:
+                        send[r] = base;
+                        recv[r] = r == root ? base + (long) r * count * sz : ensure(b, r, count * sz).address();
+                        break;
                     default: send[r] = base; recv[r] = base;
                 }
             } else {
@@ -108,12 +135,13 @@ public final class CollectiveHarness implements AutoCloseable {
             }
             out.flip();
             backend.upload(recv[r], out);
-            if (c != Collective.BROADCAST || r == root || inPlace) {
+            if (Expected.reads(c, r, root) || inPlace) {
                 ByteBuffer in = host(inElems * sz);
                 DataPattern.fill(in, type, dataOp, seed, n, r, 0, inElems);
                 backend.upload(send[r], in);
             }
         }
+        java.util.Map<String, Long> before = pathBytes();
         for (int r = 0; r < n; r++) {
             enqueue(c, comms[r], send[r], recv[r], count, type, op, root, streams[r]);
         }
@@ -125,12 +153,14 @@ public final class CollectiveHarness implements AutoCloseable {
         for (int r = 0; r < n; r++) {
             ByteBuffer out = host(outElems * sz);
             backend.download(out, recv[r]);
-            boolean written = c != Collective.REDUCE || r == root;
+            boolean written = Expected.writes(c, r, root);
             for (long i = 0; i < outElems; i++) {
                 long want = Expected.output(c, type, op, seed, n, r, root, count, i);
                 if (!written) {
-                    // Reduce leaves non-root outputs alone: still the poison, or the input when in place
-                    want = inPlace ? DataPattern.value(type, dataOp, seed, n, r, i) : ~want;
+                    // Reduce and Gather leave non-root outputs alone: still the poison, or the input when the
+                    // buffers are one (Reduce in place; a non-root Gather has no receive buffer to share)
+                    boolean aliased = inPlace && c == Collective.REDUCE;
+                    want = aliased ? DataPattern.value(type, dataOp, seed, n, r, i) : ~want;
                 }
                 want &= DataPattern.mask(type);
                 long got = DataPattern.get(out, type, i);
@@ -143,7 +173,9 @@ public final class CollectiveHarness implements AutoCloseable {
                 }
             }
         }
-        return new Outcome(wrong, errors);
+        java.util.Map<String, Long> carried = pathBytes();
+        carried.replaceAll((path, bytes) -> bytes - before.getOrDefault(path, 0L));
+        return new Outcome(wrong, errors, carried);
     }
 
     /** Enqueues one rank's call through the address overloads. */
@@ -154,7 +186,11 @@ public final class CollectiveHarness implements AutoCloseable {
             case ALL_GATHER: comm.allGather(send, recv, count, type, stream); break;
             case REDUCE_SCATTER: comm.reduceScatter(send, recv, count, type, op, stream); break;
             case BROADCAST: comm.broadcast(send, recv, count, type, root, stream); break;
-            default: comm.reduce(send, recv, count, type, op, root, stream);
+            case ALL_TO_ALL: comm.allToAll(send, recv, count, type, stream); break;
+            case GATHER: comm.gather(send, recv, count, type, root, stream); break;
+            case SCATTER: comm.scatter(send, recv, count, type, root, stream); break;
+            case REDUCE: comm.reduce(send, recv, count, type, op, root, stream); break;
+            default: throw new IllegalArgumentException("not a collective: " + c);
         }
     }
 

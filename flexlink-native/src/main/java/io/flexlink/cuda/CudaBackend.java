@@ -129,6 +129,10 @@ public final class CudaBackend implements Backend {
         }
         RawPointer p = new RawPointer();
         int previous = Devices.enter(device);
+        // relaxed for this thread: scratch that grows during a stream capture is a real allocation, which a
+        // global-mode capture would otherwise forbid (and invalidate)
+        int[] mode = {cudart.cudaStreamCaptureModeRelaxed};
+        cudart.cudaThreadExchangeStreamCaptureMode(mode);
         try {
             int rc = cudart.cudaMalloc(p, Math.max(bytes, 1));
             if (rc != 0) {
@@ -137,6 +141,7 @@ public final class CudaBackend implements Backend {
                         + CudaLibraries.cudaError(rc));
             }
         } finally {
+            cudart.cudaThreadExchangeStreamCaptureMode(mode);
             Devices.exit(previous);
         }
         deviceBytes.addAndGet(bytes);

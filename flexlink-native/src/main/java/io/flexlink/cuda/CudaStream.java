@@ -10,7 +10,9 @@ import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
+import io.flexlink.runtime.MemOps;
 import org.bytedeco.cuda.cudart.CUfunc_st;
+import org.bytedeco.cuda.cudart.CUstreamBatchMemOpParams_v1;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
 import org.bytedeco.javacpp.LongPointer;
@@ -39,7 +41,13 @@ public final class CudaStream implements RuntimeStream {
     /** The threshold in use: {@link #STAGED_MIN_BYTES}, changed only by measurements and tests. */
     static volatile long stagedMinBytes = STAGED_MIN_BYTES;
 
-    private static final int ARGS = 5;
+    private static final int ARGS = 8;
+    /** Bytes of one {@code CUstreamBatchMemOpParams} (a union of 48 bytes in every CUDA version that has it). */
+    private static final int MEMOP_BYTES = 48;
+    /** cuStreamBatchMemOp takes fewer than 256 operations per call. */
+    private static final int MEMOP_MAX = 255;
+    /** cudaMemcpy2DAsync refuses pitches at or above this (cudaDeviceProp.memPitch on current GPUs). */
+    private static final long MAX_PITCH = Integer.MAX_VALUE;
 
     private final CudaBackend backend;
     private final int device;
@@ -52,6 +60,9 @@ public final class CudaStream implements RuntimeStream {
     private final LongPointer argValues = new LongPointer(ARGS);
     private final PointerPointer<?> argPointers = new PointerPointer<>(ARGS);
     private final Scratch scratch;
+    /** The parameter array of {@link #memOps}, grown on demand (never in a steady state). */
+    private CUstreamBatchMemOpParams_v1 memOpParams = new CUstreamBatchMemOpParams_v1(16);
+    private int memOpCapacity = 16;
     private volatile FlexLinkException failure;
     private volatile boolean closed;
 
@@ -143,6 +154,119 @@ public final class CudaStream implements RuntimeStream {
     }
 
     @Override
+    public void waitAny(PinnedMemory mem, long offset, int mask) {
+        checkOpen();
+        int rc = cudart.cuStreamWaitValue32(handle, mem.deviceAddress() + offset, mask, cudart.CU_STREAM_WAIT_VALUE_AND);
+        if (rc != 0) {
+            throw fail(rc, "cuStreamWaitValue32(AND)", true);
+        }
+    }
+
+    /** One {@code cuStreamBatchMemOp} per 255 operations; the parameter block is reused. */
+    @Override
+    public void memOps(MemOps ops) {
+        checkOpen();
+        int n = ops.size();
+        for (int from = 0; from < n; from += MEMOP_MAX) {
+            int k = Math.min(MEMOP_MAX, n - from);
+            if (k > memOpCapacity) {
+                memOpParams.close();
+                memOpCapacity = Math.max(k, 2 * memOpCapacity);
+                memOpParams = new CUstreamBatchMemOpParams_v1(memOpCapacity);
+            }
+            long base = memOpParams.address();
+            UNSAFE.setMemory(base, (long) k * MEMOP_BYTES, (byte) 0);
+            for (int i = 0; i < k; i++) {
+                int j = from + i;
+                long p = base + (long) i * MEMOP_BYTES;
+                boolean wait = ops.kind(j) == MemOps.WAIT;
+                // both parameter structs: operation (4 bytes, padded), address, value (union), flags, alias
+                UNSAFE.putInt(p, wait ? cudart.CU_STREAM_MEM_OP_WAIT_VALUE_32 : cudart.CU_STREAM_MEM_OP_WRITE_VALUE_32);
+                UNSAFE.putLong(p + 8, ops.memory(j).deviceAddress() + ops.offset(j));
+                UNSAFE.putInt(p + 16, ops.value(j));
+                UNSAFE.putInt(p + 24, wait ? cudart.CU_STREAM_WAIT_VALUE_AND : cudart.CU_STREAM_WRITE_VALUE_DEFAULT);
+            }
+            int rc = cudart.cuStreamBatchMemOp(handle, k, memOpParams, 0);
+            if (rc != 0) {
+                throw fail(rc, "cuStreamBatchMemOp(" + k + " operations)", true);
+            }
+        }
+    }
+
+    @Override
+    public void copyRows(long dst, long dstPitch, long src, long srcPitch, long width, long rows) {
+        checkOpen();
+        if (width == 0 || rows == 0) {
+            return;
+        }
+        if (rows == 1) {
+            copy(dst, src, width);
+            return;
+        }
+        if (dstPitch < width || srcPitch < width || dstPitch >= MAX_PITCH || srcPitch >= MAX_PITCH) {
+            RuntimeStream.super.copyRows(dst, dstPitch, src, srcPitch, width, rows);
+            return;
+        }
+        int rc = cudart.cudaMemcpy2DAsync(dstPtr.set(dst), dstPitch, srcPtr.set(src), srcPitch, width, rows,
+                cudart.cudaMemcpyDefault, handle);
+        if (rc != 0) {
+            throw fail(rc, "cudaMemcpy2DAsync", false);
+        }
+    }
+
+    @Override
+    public void copyRowsFromHost(long dst, long dstPitch, PinnedMemory mem, long offset, long srcPitch, long width,
+                                 long rows) {
+        copyRows(dst, dstPitch, mem.deviceAddress() + offset, srcPitch, width, rows);
+    }
+
+    /** One kernel for the whole chain (reduce.cu's flexlink_rows_*), whatever the number of rows. */
+    @Override
+    public void reduceRows(long dst, long a, long rows, long pitch, int k, long count, DataType type, ReduceOp op,
+                           int ranks) {
+        checkOpen();
+        if (count <= 0) {
+            return;
+        }
+        if (k == 0) {
+            if (dst != a) {
+                copy(dst, a, count * type.size());
+            }
+            return;
+        }
+        ReduceKernels.Device kd = backend.kernels().forDevice(device);
+        long v = argValues.address();
+        UNSAFE.putLong(v, dst);
+        UNSAFE.putLong(v + 8, a);
+        UNSAFE.putLong(v + 16, rows);
+        UNSAFE.putLong(v + 24, pitch);
+        UNSAFE.putLong(v + 32, count);
+        UNSAFE.putLong(v + 40, k); // int parameters: the low 4 bytes (little-endian)
+        UNSAFE.putLong(v + 48, ranks);
+        launchKernel(kd.rowFunctions[type.ordinal()][op.ordinal()], kd.grid(count, type.size()),
+                ReduceKernels.rowsFunctionName(type, op));
+    }
+
+    @Override
+    public void scale(long dst, long a, long count, DataType type, long scalar, int divisor) {
+        checkOpen();
+        if (count <= 0) {
+            return;
+        }
+        if (scalar == 0 && divisor == 0) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "scale: a divisor of 0");
+        }
+        ReduceKernels.Device k = backend.kernels().forDevice(device);
+        long v = argValues.address();
+        UNSAFE.putLong(v, dst);
+        UNSAFE.putLong(v + 8, a);
+        UNSAFE.putLong(v + 16, count);
+        UNSAFE.putLong(v + 24, scalar);
+        UNSAFE.putLong(v + 32, divisor);
+        launchKernel(k.scaleFunctions[type.ordinal()], k.grid(count, type.size()), ReduceKernels.scaleFunctionName(type));
+    }
+
+    @Override
     public void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor) {
         checkOpen();
         if (count > 0) {
@@ -186,26 +310,32 @@ public final class CudaStream implements RuntimeStream {
                     + (type.isFloatingPoint() ? " or <= -1" : "") + " for " + type + ", got " + divisor);
         }
         ReduceKernels.Device k = backend.kernels().forDevice(device);
-        CUfunc_st fn = k.functions[type.ordinal()][op.ordinal()];
         long v = argValues.address();
         UNSAFE.putLong(v, dst);
         UNSAFE.putLong(v + 8, a);
         UNSAFE.putLong(v + 16, b);
         UNSAFE.putLong(v + 24, count);
         UNSAFE.putLong(v + 32, divisor); // an int parameter: the low 4 bytes (little-endian)
-        // a launch goes to the current context, which must be the stream's; the real current device is read
-        // (the application may have switched it since FlexLink last did) and given back afterwards, as NCCL
-        // leaves the caller's device alone. Once per chunk: next to a chunk's transfer the calls cost nothing.
+        launchKernel(k.functions[type.ordinal()][op.ordinal()], k.grid(count, type.size()),
+                ReduceKernels.functionName(type, op));
+    }
+
+    /**
+     * Launches {@code fn} with the parameters in {@link #argValues}. A launch goes to the current context,
+     * which must be the stream's; the real current device is read (the application may have switched it
+     * since FlexLink last did) and given back afterwards, as NCCL leaves the caller's device alone.
+     */
+    private void launchKernel(CUfunc_st fn, int grid, String name) {
         int previous = Devices.enter(device);
         int rc;
         try {
-            rc = cudart.cuLaunchKernel(fn, k.grid(count, type.size()), 1, 1, ReduceKernels.BLOCK, 1, 1, 0, handle,
-                    argPointers, (PointerPointer<?>) null);
+            rc = cudart.cuLaunchKernel(fn, grid, 1, 1, ReduceKernels.BLOCK, 1, 1, 0, handle, argPointers,
+                    (PointerPointer<?>) null);
         } finally {
             Devices.exit(previous);
         }
         if (rc != 0) {
-            throw fail(rc, "cuLaunchKernel(" + ReduceKernels.functionName(type, op) + ")", true);
+            throw fail(rc, "cuLaunchKernel(" + name + ")", true);
         }
     }
 
@@ -227,6 +357,18 @@ public final class CudaStream implements RuntimeStream {
         }
     }
 
+    private final int[] captureStatus = new int[1];
+
+    /** cudaStreamIsCapturing: allowed during a capture in every mode, unlike a query. */
+    @Override
+    public boolean isCapturing() {
+        if (closed) {
+            return false;
+        }
+        int rc = cudart.cudaStreamIsCapturing(handle, captureStatus);
+        return rc == 0 && captureStatus[0] != cudart.cudaStreamCaptureStatusNone;
+    }
+
     /** Polls with cudaStreamQuery at most this often: every collective asks (FlexLink's error check). */
     static final long QUERY_INTERVAL_NANOS = 1_000_000;
     private volatile long queriedAt = System.nanoTime() - QUERY_INTERVAL_NANOS;
@@ -240,7 +382,8 @@ public final class CudaStream implements RuntimeStream {
     public FlexLinkException failure() {
         FlexLinkException f = failure;
         long now = System.nanoTime();
-        if (f == null && !closed && now - queriedAt >= QUERY_INTERVAL_NANOS) {
+        if (f == null && !closed && now - queriedAt >= QUERY_INTERVAL_NANOS && !isCapturing()) {
+            // a query of a stream being captured would invalidate the application's graph
             queriedAt = now;
             int rc = cudart.cudaStreamQuery(handle);
             if (rc != 0 && rc != cudart.cudaErrorNotReady) {
@@ -296,6 +439,7 @@ public final class CudaStream implements RuntimeStream {
             handle.setNull();
         }
         scratch.close();
+        memOpParams.close();
         argPointers.close();
         argValues.close();
     }

@@ -2,6 +2,8 @@ package io.flexlink.cuda;
 
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
+import io.flexlink.runtime.BlockTransfers;
+import io.flexlink.runtime.PeerOps;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
@@ -47,7 +49,13 @@ final class NcclComm implements PrimaryComm {
     private final RawPointer sendPtr = new RawPointer();
     private final RawPointer recvPtr = new RawPointer();
     private final Scratch scratch;
+    /** Each rank's input divided by the rank count, for an fp8 AVG (see {@link #averaged}). */
+    private final Scratch prescaled;
+    /** Recorded after the collective that read {@link #prescaled}; the next prescale waits for it. */
+    private final CudaEvent prescaledRead;
+    private boolean prescaledInUse;
     private boolean stridedByRoots = stridedDefault;
+    private final PeerOps blocks = new PeerOps();
     private volatile boolean aborted;
     private volatile boolean closed;
 
@@ -57,6 +65,8 @@ final class NcclComm implements PrimaryComm {
         this.size = size;
         this.device = device;
         this.scratch = new Scratch(backend, device);
+        this.prescaled = new Scratch(backend, device);
+        this.prescaledRead = CudaEvent.create(device, false);
     }
 
     ncclComm handle() {
@@ -87,10 +97,56 @@ final class NcclComm implements PrimaryComm {
         }
     }
 
+    /**
+     * The operation NCCL is asked for. On one rank every reduction is a copy, and AVG is SUM there (x / 1 = x
+     * exactly): NCCL 2.28 runs a one-rank AVG of a floating-point type, and every one-rank PreMulSum, through
+     * a kernel that leaves the last elements unwritten when the count is not a multiple of its vector width
+     * (from 64 K elements on; docs/design.md). An fp8 AVG, which NCCL refuses, is a SUM of inputs divided
+     * first ({@link #averaged}).
+     */
+    private ReduceOp ncclOp(ReduceOp op, DataType type) {
+        return op == ReduceOp.AVG && (size == 1 || isFp8(type)) ? ReduceOp.SUM : op;
+    }
+
+    private static boolean isFp8(DataType type) {
+        return type == DataType.FLOAT8E4M3 || type == DataType.FLOAT8E5M2;
+    }
+
+    /**
+     * The input NCCL reads: {@code send} itself, or for an fp8 AVG of several ranks each element divided by
+     * the rank count into scratch (rows of {@code count} elements, {@code stride} apart), which NCCL then
+     * sums: the pre-multiplied average NCCL does for the other floating-point types, where it is refused.
+     */
+    private long averaged(long send, long count, long stride, int rows, DataType type, ReduceOp op,
+                          RuntimeStream stream) {
+        if (op != ReduceOp.AVG || size == 1 || !isFp8(type)) {
+            return send;
+        }
+        int sz = type.size();
+        long tmp = prescaled.ensure(Math.max(1, rows * count * sz));
+        if (prescaledInUse) {
+            stream.waitEvent(prescaledRead); // the last call that read it may run on another stream
+        }
+        for (int r = 0; r < rows; r++) {
+            stream.scale(tmp + r * count * sz, send + r * stride * sz, count, type, 0, size);
+        }
+        return tmp;
+    }
+
+    /** After the collective that read an {@link #averaged} input. */
+    private void averageDone(long input, long send, RuntimeStream stream) {
+        if (input != send) {
+            stream.record(prescaledRead);
+            prescaledInUse = true;
+        }
+    }
+
     @Override
     public void allReduce(long send, long recv, long count, DataType type, ReduceOp op, RuntimeStream stream) {
-        check(nccl.ncclAllReduce(sendPtr.set(send), recvPtr.set(recv), count, type.code(), op.code(), comm,
-                stream(stream)), "ncclAllReduce");
+        long in = averaged(send, count, count, 1, type, op, stream);
+        check(nccl.ncclAllReduce(sendPtr.set(in), recvPtr.set(recv), count, type.code(), ncclOp(op, type).code(),
+                comm, stream(stream)), "ncclAllReduce");
+        averageDone(in, send, stream);
     }
 
     @Override
@@ -119,6 +175,16 @@ final class NcclComm implements PrimaryComm {
     @Override
     public void reduceScatter(long send, long recv, long count, long stride, DataType type, ReduceOp op,
                               RuntimeStream stream) {
+        long in = averaged(send, count, stride, size, type, op, stream);
+        if (in != send) {
+            stride = count; // the divided rows are contiguous
+        }
+        reduceScatterOf(in, recv, count, stride, type, ncclOp(op, type), stream);
+        averageDone(in, send, stream);
+    }
+
+    private void reduceScatterOf(long send, long recv, long count, long stride, DataType type, ReduceOp op,
+                                 RuntimeStream stream) {
         CUstream_st s = stream(stream);
         int sz = type.size();
         if (stride == count) {
@@ -167,8 +233,66 @@ final class NcclComm implements PrimaryComm {
 
     @Override
     public void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, RuntimeStream stream) {
-        check(nccl.ncclReduce(sendPtr.set(send), recvPtr.set(recv), count, type.code(), op.code(), root, comm,
-                stream(stream)), "ncclReduce");
+        long in = averaged(send, count, count, 1, type, op, stream);
+        check(nccl.ncclReduce(sendPtr.set(in), recvPtr.set(recv), count, type.code(), ncclOp(op, type).code(), root,
+                comm, stream(stream)), "ncclReduce");
+        averageDone(in, send, stream);
+    }
+
+    // ---- AlltoAll, Gather, Scatter, grouped sends and receives ----
+
+    @Override
+    public void allToAll(long send, long recv, long count, long stride, DataType type, RuntimeStream stream) {
+        if (stride == count) {
+            check(nccl.ncclAlltoAll(sendPtr.set(send), recvPtr.set(recv), count, type.code(), comm, stream(stream)),
+                    "ncclAlltoAll");
+        } else {
+            exchange(BlockTransfers.allToAll(blocks, size, send, recv, count, stride, type.size()), stream);
+        }
+    }
+
+    @Override
+    public void gather(long send, long recv, long count, long stride, DataType type, int root, RuntimeStream stream) {
+        if (stride == count) {
+            check(nccl.ncclGather(sendPtr.set(send), recvPtr.set(recv), count, type.code(), root, comm,
+                    stream(stream)), "ncclGather");
+        } else {
+            exchange(BlockTransfers.gather(blocks, rank, size, root, send, recv, count, stride, type.size()), stream);
+        }
+    }
+
+    @Override
+    public void scatter(long send, long recv, long count, long stride, DataType type, int root, RuntimeStream stream) {
+        if (stride == count) {
+            check(nccl.ncclScatter(sendPtr.set(send), recvPtr.set(recv), count, type.code(), root, comm,
+                    stream(stream)), "ncclScatter");
+        } else {
+            exchange(BlockTransfers.scatter(blocks, rank, size, root, send, recv, count, stride, type.size()), stream);
+        }
+    }
+
+    /** The transfers as bytes, in one NCCL group (a transfer to this rank itself is NCCL's too). */
+    @Override
+    public void exchange(PeerOps ops, RuntimeStream stream) {
+        CUstream_st s = stream(stream);
+        group(true);
+        try {
+            for (int i = 0; i < ops.size(); i++) {
+                long bytes = ops.bytes(i);
+                if (bytes == 0) {
+                    continue;
+                }
+                if (ops.isSend(i)) {
+                    check(nccl.ncclSend(sendPtr.set(ops.address(i)), bytes, nccl.ncclUint8, ops.peer(i), comm, s),
+                            "ncclSend(peer " + ops.peer(i) + ")");
+                } else {
+                    check(nccl.ncclRecv(recvPtr.set(ops.address(i)), bytes, nccl.ncclUint8, ops.peer(i), comm, s),
+                            "ncclRecv(peer " + ops.peer(i) + ")");
+                }
+            }
+        } finally {
+            group(false);
+        }
     }
 
     /** NCCL's point-to-point send (the NCCL facade passes ncclSend through). */
@@ -228,5 +352,7 @@ final class NcclComm implements PrimaryComm {
             }
         }
         scratch.close();
+        prescaled.close();
+        prescaledRead.close();
     }
 }

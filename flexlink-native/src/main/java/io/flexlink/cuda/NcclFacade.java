@@ -7,7 +7,7 @@ import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.UniqueId;
-import io.flexlink.comm.Groups;
+import io.flexlink.launch.Groups;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import java.util.List;

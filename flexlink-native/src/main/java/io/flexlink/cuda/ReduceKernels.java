@@ -29,11 +29,18 @@ final class ReduceKernels implements AutoCloseable {
     static final class Device {
         final CudaModule module;
         final CUfunc_st[][] functions;
+        /** The chain kernels (flexlink_rows_*), per (type, op). */
+        final CUfunc_st[][] rowFunctions;
+        /** The scaling kernels (flexlink_scale_*), per type. */
+        final CUfunc_st[] scaleFunctions;
         final int maxGrid;
 
-        Device(CudaModule module, CUfunc_st[][] functions, int maxGrid) {
+        Device(CudaModule module, CUfunc_st[][] functions, CUfunc_st[][] rowFunctions, CUfunc_st[] scaleFunctions,
+               int maxGrid) {
             this.module = module;
             this.functions = functions;
+            this.rowFunctions = rowFunctions;
+            this.scaleFunctions = scaleFunctions;
             this.maxGrid = maxGrid;
         }
 
@@ -73,15 +80,19 @@ final class ReduceKernels implements AutoCloseable {
             DataType[] types = DataType.values();
             ReduceOp[] ops = ReduceOp.values();
             CUfunc_st[][] fns = new CUfunc_st[types.length][ops.length];
+            CUfunc_st[][] rows = new CUfunc_st[types.length][ops.length];
+            CUfunc_st[] scales = new CUfunc_st[types.length];
             for (DataType t : types) {
+                scales[t.ordinal()] = module.function(scaleFunctionName(t));
                 for (ReduceOp o : ops) {
                     fns[t.ordinal()][o.ordinal()] = module.function(functionName(t, o));
+                    rows[t.ordinal()][o.ordinal()] = module.function(rowsFunctionName(t, o));
                 }
             }
             int[] sms = new int[1];
             CudaCheck.rt(cudart.cudaDeviceGetAttribute(sms, cudart.cudaDevAttrMultiProcessorCount, device),
                     "cudaDeviceGetAttribute(MultiProcessorCount, " + device + ")");
-            d = new Device(module, fns, Math.max(1, sms[0]) * BLOCKS_PER_SM);
+            d = new Device(module, fns, rows, scales, Math.max(1, sms[0]) * BLOCKS_PER_SM);
         } catch (RuntimeException | Error e) {
             module.close(); // a module that will never be used is not kept loaded
             throw e;
@@ -104,6 +115,16 @@ final class ReduceKernels implements AutoCloseable {
     /** {@code flexlink_reduce_<type>_<op>}, e.g. {@code flexlink_reduce_bfloat16_sum}. */
     static String functionName(DataType t, ReduceOp o) {
         return "flexlink_reduce_" + t.name().toLowerCase(Locale.ROOT) + "_" + o.name().toLowerCase(Locale.ROOT);
+    }
+
+    /** {@code flexlink_rows_<type>_<op>}: the whole chain of one owner's reduction in one kernel. */
+    static String rowsFunctionName(DataType t, ReduceOp o) {
+        return "flexlink_rows_" + t.name().toLowerCase(Locale.ROOT) + "_" + o.name().toLowerCase(Locale.ROOT);
+    }
+
+    /** {@code flexlink_scale_<type>}: a PreMulSum's multiplication, or a pre-scaled average's division. */
+    static String scaleFunctionName(DataType t) {
+        return "flexlink_scale_" + t.name().toLowerCase(Locale.ROOT);
     }
 
     @Override

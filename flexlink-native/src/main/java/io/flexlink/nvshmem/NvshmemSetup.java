@@ -2,6 +2,7 @@ package io.flexlink.nvshmem;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.path.PathContext;
+import io.flexlink.path.StagedPath;
 import io.flexlink.runtime.RankExchange;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -37,10 +38,10 @@ final class NvshmemSetup {
     }
 
     /** The path, or null when the ranks agreed it cannot run (logged at INFO by rank 0). */
-    static NvshmemPath create(PathContext context) {
+    static StagedPath create(PathContext context) {
         synchronized (SETUP) {
             String[] off = new String[1];
-            NvshmemPath p = setUp(context, off);
+            StagedPath p = setUp(context, off);
             if (p == null && context.rank() == 0) {
                 LOG.info("INIT nvshmem path off: {}", off[0]);
             }
@@ -48,7 +49,7 @@ final class NvshmemSetup {
         }
     }
 
-    private static NvshmemPath setUp(PathContext context, String[] off) {
+    private static StagedPath setUp(PathContext context, String[] off) {
         RankExchange ex = context.exchange();
         int rank = context.rank();
         int n = context.size();
@@ -66,7 +67,7 @@ final class NvshmemSetup {
         }
         int slots = context.config().slots();
         long chunk = context.config().chunkBytes();
-        long total = NvshmemChannels.totalBytes(n, slots, chunk);
+        long total = NvshmemChannel.totalBytes(n, slots, chunk);
         long[] retired;
         synchronized (session) {
             retired = session.retiredIds();
@@ -86,17 +87,19 @@ final class NvshmemSetup {
             off[0] = failed;
             return null;
         }
-        NvshmemPath path;
+        NvshmemChannel channel;
+        StagedPath path;
         try {
             NvshmemOps ops = new NativeNvshmemOps();
-            NvshmemChannels channels = new NvshmemChannels(ops, rank, n, slots, chunk, buffer.address());
-            path = new NvshmemPath(context.backend(), ops, session, buffer, channels, rank, n, context.device());
+            channel = new NvshmemChannel(context.backend(), ops, session, buffer, context.device(), rank, n, slots,
+                    chunk, buffer.address());
+            path = new StagedPath("nvshmem", context.backend(), channel, rank, n, context.device());
         } catch (RuntimeException | Error e) {
             buffer.close(); // retired: freed at a later setup once every rank has retired it
             throw e;
         }
         try {
-            path.ready();
+            channel.ready();
         } catch (RuntimeException | Error e) {
             try {
                 path.close(); // its streams, memory and the buffer

@@ -198,6 +198,7 @@ enum { FL_SUM, FL_PROD, FL_MAX, FL_MIN, FL_AVG };
 template <typename S, typename U>
 struct FlInt {
     typedef S Storage;
+    static constexpr bool FLOAT = false;
     template <int OP>
     static __device__ __forceinline__ S apply(S a, S b, int divisor) {
         if constexpr (OP == FL_SUM) return (S)(U)((U)a + (U)b);
@@ -209,6 +210,10 @@ struct FlInt {
             return (S)(s / divisor);  // usual conversions: unsigned types divide unsigned
         }
     }
+    // x * s (wrapping) or x / divisor (truncating)
+    static __device__ __forceinline__ S scale(S x, S s, bool mul, int divisor) {
+        return mul ? (S)(U)((U)x * (U)s) : (S)(x / divisor);
+    }
 };
 
 // F provides Storage, Compute, dec(Storage) -> Compute and enc(Compute) -> Storage (NaN canonical).
@@ -216,6 +221,7 @@ template <typename F>
 struct FlFloat {
     typedef typename F::Storage Storage;
     typedef typename F::Compute C;
+    static constexpr bool FLOAT = true;
     template <int OP>
     static __device__ __forceinline__ Storage apply(Storage a, Storage b, int divisor) {
         C x = F::dec(a);
@@ -229,6 +235,10 @@ struct FlFloat {
             if (divisor > 0) return F::enc(x / (C)divisor + y / (C)divisor);
             return F::enc(x + y / (C)(-divisor));
         }
+    }
+    // x * s or x / divisor, computed as the other operations are and rounded once
+    static __device__ __forceinline__ Storage scale(Storage x, Storage s, bool mul, int divisor) {
+        return mul ? F::enc(F::dec(x) * F::dec(s)) : F::enc(F::dec(x) / (C)divisor);
     }
 };
 
@@ -292,17 +302,100 @@ __device__ __forceinline__ void fl_reduce(void* dst, const void* a, const void* 
     }
 }
 
+// ------------------------------------------------------------------ a whole chain in one kernel
+
+// Step t of the chain of reductions over `ranks` inputs (io.flexlink.runtime.ReduceChain): a floating-point
+// AVG divides both operands at step 0 and the new operand after; an integer AVG sums and divides at the
+// last step; the other operations apply as they are.
+template <typename T, int OP>
+__device__ __forceinline__ typename T::Storage fl_step(typename T::Storage x, typename T::Storage y, int t,
+                                                       int ranks) {
+    if constexpr (OP == FL_AVG) {
+        if constexpr (T::FLOAT) {
+            return T::template apply<FL_AVG>(x, y, t == 0 ? ranks : -ranks);
+        } else {
+            return t < ranks - 2 ? T::template apply<FL_SUM>(x, y, ranks) : T::template apply<FL_AVG>(x, y, ranks);
+        }
+    } else {
+        return T::template apply<OP>(x, y, ranks);
+    }
+}
+
+// dst = a op row[0] op row[1] ... op row[k-1], row t at rows + t * pitch bytes: each element read once from
+// every row and written once, with the same arithmetic, in the same order, as k two-operand launches.
+template <typename T, int OP>
+__device__ __forceinline__ void fl_rows(void* dst, const void* a, const char* rows, fl_u64 pitch, fl_u64 count,
+                                        int k, int ranks) {
+    typedef typename T::Storage S;
+    constexpr int N = 16 / sizeof(S);
+    const fl_u64 tid = (fl_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const fl_u64 stride = (fl_u64)gridDim.x * blockDim.x;
+    fl_u64 start = 0;
+    if ((((fl_u64)dst | (fl_u64)a | (fl_u64)rows | pitch) & 15u) == 0u) {
+        union Vec { uint4 v; S e[N]; };
+        const fl_u64 nvec = count / N;
+        for (fl_u64 v = tid; v < nvec; v += stride) {
+            Vec x;
+            x.v = ((const uint4*)a)[v];
+            for (int t = 0; t < k; t++) {
+                Vec y;
+                y.v = ((const uint4*)(rows + (fl_u64)t * pitch))[v];
+#pragma unroll
+                for (int e = 0; e < N; e++) x.e[e] = fl_step<T, OP>(x.e[e], y.e[e], t, ranks);
+            }
+            ((uint4*)dst)[v] = x.v;
+        }
+        start = nvec * N;
+    }
+    for (fl_u64 i = start + tid; i < count; i += stride) {
+        S x = ((const S*)a)[i];
+        for (int t = 0; t < k; t++) x = fl_step<T, OP>(x, ((const S*)(rows + (fl_u64)t * pitch))[i], t, ranks);
+        ((S*)dst)[i] = x;
+    }
+}
+
 #define FL_KERNEL(NAME, T, OP)                                                                   \
     extern "C" __global__ void flexlink_reduce_##NAME(void* dst, const void* a, const void* b,   \
                                                       unsigned long long count, int divisor) {   \
         fl_reduce<T, OP>(dst, a, b, count, divisor);                                             \
+    }
+// dst = a * (*scalar) when scalar is not null (NCCL's PreMulSum), else dst = a / divisor (a pre-scaled
+// average): each element read and written once.
+template <typename T>
+__device__ __forceinline__ void fl_scale(void* dst, const void* a, fl_u64 count, const void* scalar, int divisor) {
+    typedef typename T::Storage S;
+    const fl_u64 tid = (fl_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const fl_u64 stride = (fl_u64)gridDim.x * blockDim.x;
+    const bool mul = scalar != 0;
+    const S s = mul ? *(const S*)scalar : (S)0;
+    for (fl_u64 i = tid; i < count; i += stride) {
+        ((S*)dst)[i] = T::scale(((const S*)a)[i], s, mul, divisor);
+    }
+}
+
+#define FL_SCALE_KERNEL(NAME, T)                                                                     \
+    extern "C" __global__ void flexlink_scale_##NAME(void* dst, const void* a, unsigned long long count, \
+                                                     const void* scalar, int divisor) {              \
+        fl_scale<T>(dst, a, count, scalar, divisor);                                                 \
+    }
+#define FL_ROWS_KERNEL(NAME, T, OP)                                                                  \
+    extern "C" __global__ void flexlink_rows_##NAME(void* dst, const void* a, const void* rows,          \
+                                                    unsigned long long pitch, unsigned long long count,  \
+                                                    int k, int ranks) {                                  \
+        fl_rows<T, OP>(dst, a, (const char*)rows, pitch, count, k, ranks);                               \
     }
 #define FL_KERNELS(TYPE, T)                 \
     FL_KERNEL(TYPE##_sum, T, FL_SUM)        \
     FL_KERNEL(TYPE##_prod, T, FL_PROD)      \
     FL_KERNEL(TYPE##_max, T, FL_MAX)        \
     FL_KERNEL(TYPE##_min, T, FL_MIN)        \
-    FL_KERNEL(TYPE##_avg, T, FL_AVG)
+    FL_KERNEL(TYPE##_avg, T, FL_AVG)        \
+    FL_ROWS_KERNEL(TYPE##_sum, T, FL_SUM)   \
+    FL_ROWS_KERNEL(TYPE##_prod, T, FL_PROD) \
+    FL_ROWS_KERNEL(TYPE##_max, T, FL_MAX)   \
+    FL_ROWS_KERNEL(TYPE##_min, T, FL_MIN)   \
+    FL_ROWS_KERNEL(TYPE##_avg, T, FL_AVG)   \
+    FL_SCALE_KERNEL(TYPE, T)
 
 typedef FlInt<signed char, unsigned char> FlI8;
 typedef FlInt<unsigned char, unsigned char> FlU8;

@@ -62,7 +62,7 @@ class AbortGpuTest {
     private static Communicator[] blocked(FlexLinkConfig config, RuntimeStream stream, DeviceMemory send,
                                           DeviceMemory recv) {
         Communicator[] comms = FlexLink.initAll(backend, config, 0, 0);
-        assertEquals(List.of("primary(off)", "pcie"), ((FlexCommunicator) comms[0]).pathNames());
+        assertEquals(List.of("primary(off)", "pcie"), io.flexlink.testing.Paths.names(comms[0]));
         comms[0].allGather(send, recv, COUNT, DataType.FLOAT32, stream);
         // rank 1 never produces: rank 0's receive stream waits in cuStreamWaitValue32, and the caller's
         // stream waits for its join

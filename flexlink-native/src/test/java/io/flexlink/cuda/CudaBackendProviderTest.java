@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
-import io.flexlink.comm.Backends;
+import io.flexlink.backend.Backends;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.host.HostBackend;

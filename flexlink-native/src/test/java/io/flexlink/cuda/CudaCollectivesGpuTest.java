@@ -67,7 +67,7 @@ class CudaCollectivesGpuTest {
         try (CollectiveHarness h = new CollectiveHarness(backend, comms)) {
             for (Case k : CASES) {
                 long count = k.count(config.chunkBytes());
-                for (Collective c : Collective.values()) {
+                for (Collective c : Collective.collectives()) {
                     int root = devices.length - 1;
                     CollectiveHarness.Outcome o = h.run(c, k.type(), k.op(), count, root, k.inPlace(), seed++);
                     if (o.wrong != 0) {
@@ -93,7 +93,7 @@ class CudaCollectivesGpuTest {
                 .set(FlexLinkConfig.CHUNK_BYTES, "1M")
                 .build();
         Communicator[] probe = FlexLink.initAll(backend, config, 0);
-        List<String> paths = ((FlexCommunicator) probe[0]).pathNames();
+        List<String> paths = io.flexlink.testing.Paths.names(probe[0]);
         probe[0].close();
         assertEquals(List.of("primary", "pcie"), paths);
         matrix(config, new int[] {0}, "1 rank (strided by " + (stridedByRoots ? "roots" : "scratch") + ")");
@@ -109,7 +109,7 @@ class CudaCollectivesGpuTest {
                 .build();
         int[] devices = new int[ranks];
         Communicator[] probe = FlexLink.initAll(backend, config, devices);
-        List<String> paths = ((FlexCommunicator) probe[0]).pathNames();
+        List<String> paths = io.flexlink.testing.Paths.names(probe[0]);
         for (Communicator c : probe) {
             c.close();
         }

@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import io.flexlink.Communicator;
 import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
-import io.flexlink.comm.Groups;
+import io.flexlink.launch.Groups;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.host.HostBackend;
 import java.nio.IntBuffer;

@@ -173,10 +173,10 @@ class NvshmemGpuTest {
         for (int pass = 0; pass < 2; pass++) { // the second communicator reuses the session and its freed buffer
             Communicator comm = FlexLink.initAll(backend, config, 0)[0];
             try (CollectiveHarness h = new CollectiveHarness(backend, new Communicator[] {comm})) {
-                assertEquals(List.of("primary", "nvshmem"), ((FlexCommunicator) comm).pathNames());
+                assertEquals(List.of("primary", "nvshmem"), io.flexlink.testing.Paths.names(comm));
                 long seed = 100 + pass * 10;
                 for (long count : new long[] {1, 1000, 3_000_001}) {
-                    for (Collective c : Collective.values()) {
+                    for (Collective c : Collective.collectives()) {
                         CollectiveHarness.Outcome o = h.run(c, DataType.FLOAT32, ReduceOp.SUM, count, 0, false, seed++);
                         assertEquals(0, o.wrong, c + " count " + count + ": " + o);
                         o = h.run(c, DataType.BFLOAT16, ReduceOp.AVG, count, 0, true, seed++);

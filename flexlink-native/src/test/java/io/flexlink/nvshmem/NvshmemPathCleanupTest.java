@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.flexlink.FlexLinkException;
+import io.flexlink.path.StagedPath;
 import io.flexlink.Result;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
@@ -37,15 +38,16 @@ class NvshmemPathCleanupTest {
     void aFailingConstructorClosesItsStreamsAndMemory() {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.HOST_DEVICES, "1").build();
         try (HostBackend host = new HostBackend(config)) {
-            long total = NvshmemChannels.totalBytes(1, 2, 1024);
+            long total = NvshmemChannel.totalBytes(1, 2, 1024);
             try (PinnedMemory heap = host.allocatePinned(total)) {
                 long bytes = host.liveBytes();
                 int streams = host.liveStreams();
                 NvshmemOps ops = new NoOps();
-                NvshmemChannels channels = new NvshmemChannels(ops, 0, 1, 2, 1024, heap.deviceAddress());
+                NvshmemChannel channel = new NvshmemChannel(host, ops, new Object(), heap, 0, 0, 1, 2, 1024,
+                        heap.deviceAddress());
                 FlexLinkException failure = new FlexLinkException(Result.SYSTEM_ERROR, "createEvent: test");
-                FlexLinkException thrown = assertThrows(FlexLinkException.class, () -> new NvshmemPath(
-                        failingEvents(host, failure), ops, new Object(), heap, channels, 0, 1, 0));
+                FlexLinkException thrown = assertThrows(FlexLinkException.class, () -> new StagedPath("nvshmem",
+                        failingEvents(host, failure), channel, 0, 1, 0));
                 assertSame(failure, thrown);
                 assertEquals(streams, host.liveStreams(), "streams left open");
                 assertEquals(bytes, host.liveBytes(), "pinned memory left allocated");

@@ -8,6 +8,7 @@ import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.path.CollectiveCall;
+import io.flexlink.path.StagedPath;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeStream;
@@ -145,9 +146,9 @@ class NvshmemProtocolTest {
                         return HostFaults.Action.RUN;
                     });
                 }
-                long total = NvshmemChannels.totalBytes(n, SLOTS, CHUNK);
+                long total = NvshmemChannel.totalBytes(n, SLOTS, CHUNK);
                 PinnedMemory[] heaps = new PinnedMemory[n];
-                NvshmemPath[] paths = new NvshmemPath[n];
+                StagedPath[] paths = new StagedPath[n];
                 EmulatedOps[] allOps = new EmulatedOps[n];
                 for (int r = 0; r < n; r++) {
                     heaps[r] = backend.allocatePinned(total);
@@ -155,20 +156,21 @@ class NvshmemProtocolTest {
                 for (int r = 0; r < n; r++) {
                     EmulatedOps ops = new EmulatedOps(heaps, r);
                     allOps[r] = ops;
-                    NvshmemChannels ch = new NvshmemChannels(ops, r, n, SLOTS, CHUNK, heaps[r].deviceAddress());
-                    paths[r] = new NvshmemPath(backend, ops, new Object(), heaps[r], ch, r, n, r);
-                    paths[r].ready();
+                    NvshmemChannel ch = new NvshmemChannel(backend, ops, new Object(), heaps[r], r, r, n, SLOTS, CHUNK,
+                            heaps[r].deviceAddress());
+                    paths[r] = new StagedPath("nvshmem", backend, ch, r, n, r);
+                    ch.ready();
                 }
                 long seed = 1;
                 for (Case k : cases) {
-                    for (Collective c : Collective.values()) {
+                    for (Collective c : Collective.collectives()) {
                         long wrong = run(backend, paths, c, k, (int) (seed % n), seed++, failures);
                         if (wrong > 0) {
                             failures.add(n + " ranks " + c + " " + k + ": " + wrong + " wrong");
                         }
                     }
                 }
-                for (NvshmemPath p : paths) {
+                for (StagedPath p : paths) {
                     p.close();
                     p.close();
                 }
@@ -184,7 +186,7 @@ class NvshmemProtocolTest {
     }
 
     /** Runs one collective on every rank, the range cut in two enqueues (the second at an offset). */
-    private static long run(HostBackend backend, NvshmemPath[] paths, Collective c, Case k, int root, long seed,
+    private static long run(HostBackend backend, StagedPath[] paths, Collective c, Case k, int root, long seed,
                             List<String> errors) {
         int n = paths.length;
         int sz = k.type().size();

@@ -58,10 +58,10 @@ class NvshmemSetupTest {
 
     @Test
     void theStagingLayoutIsAligned() {
-        assertEquals(256, NvshmemChannels.signalBytes(1, 2));
-        assertEquals(1024, NvshmemChannels.signalBytes(8, 8));
+        assertEquals(256, NvshmemChannel.signalBytes(1, 2));
+        assertEquals(1024, NvshmemChannel.signalBytes(8, 8));
         // 3 ranks, 2 slots of 1000 B (stride 1024): signals + 2 send slots + 3 x 2 receive slots
-        assertEquals(256 + 8 * 1024, NvshmemChannels.totalBytes(3, 2, 1000));
+        assertEquals(256 + 8 * 1024, NvshmemChannel.totalBytes(3, 2, 1000));
     }
 
     private static byte[] longs(long... v) {

@@ -78,7 +78,9 @@ class NvshmemUnavailableTest {
         FlexLinkConfig config = config("primary,pcie,nvshmem");
         try (HostBackend backend = new HostBackend(config)) {
             String reason = new NvshmemPathProvider().unavailableReason(
-                    new PathContext(backend, config, mine -> new byte[][] {mine}, 0, 1, 0));
+                    new PathContext(backend, config, mine -> new byte[][] {mine}, (purpose, bytes, placement, init) -> {
+                        throw new AssertionError("no memory is made to say why not");
+                    }, 0, new int[] {0}));
             assertNotNull(reason);
             assertFalse(reason.contains("\n"), "one line: " + reason);
             assertTrue(reason.contains("cuda backend"), reason);
@@ -97,11 +99,11 @@ class NvshmemUnavailableTest {
                 Communicator[] comms = FlexLink.initAll(backend, config, devices);
                 try (CollectiveHarness h = new CollectiveHarness(backend, comms)) {
                     for (Communicator c : comms) {
-                        assertFalse(((FlexCommunicator) c).pathNames().contains("nvshmem"),
-                                "paths in use: " + ((FlexCommunicator) c).pathNames());
+                        assertFalse(io.flexlink.testing.Paths.names(c).contains("nvshmem"),
+                                "paths in use: " + io.flexlink.testing.Paths.names(c));
                     }
                     long seed = 7;
-                    for (Collective c : Collective.values()) {
+                    for (Collective c : Collective.collectives()) {
                         CollectiveHarness.Outcome o = h.run(c, DataType.FLOAT32, ReduceOp.SUM, 5_001, 0, false, seed++);
                         assertEquals(0, o.wrong, ranks + " ranks, " + c + ": " + o);
                         o = h.run(c, DataType.BFLOAT16, ReduceOp.AVG, 3_333, ranks - 1, true, seed++);

@@ -5,7 +5,7 @@ import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLink;
 import io.flexlink.ReduceOp;
-import io.flexlink.comm.Backends;
+import io.flexlink.backend.Backends;
 import io.flexlink.config.ByteSizes;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;

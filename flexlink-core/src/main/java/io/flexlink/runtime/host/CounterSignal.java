@@ -43,21 +43,35 @@ final class CounterSignal {
         return UNSAFE.getIntVolatile(null, address) - value >= 0;
     }
 
+    /** {@link #reached} when {@code any} is false; else true once {@code (word & value) != 0} (CU_STREAM_WAIT_VALUE_AND). */
+    private static boolean reached(long address, int value, boolean any) {
+        return any ? (UNSAFE.getIntVolatile(null, address) & value) != 0 : reached(address, value);
+    }
+
     /**
      * Blocks until the counter at {@code address} reaches {@code value} or {@code cancelled} turns true.
      *
      * @return true when reached, false when cancelled
      */
     static boolean await(long address, int value, BooleanSupplier cancelled) {
+        return await(address, value, false, cancelled);
+    }
+
+    /** Blocks until {@code (word & mask) != 0} or {@code cancelled} turns true; true when reached. */
+    static boolean awaitAny(long address, int mask, BooleanSupplier cancelled) {
+        return await(address, mask, true, cancelled);
+    }
+
+    private static boolean await(long address, int value, boolean any, BooleanSupplier cancelled) {
         for (int i = 0; i < SPINS; i++) {
-            if (reached(address, value)) {
+            if (reached(address, value, any)) {
                 return true;
             }
             Thread.onSpinWait();
         }
         Stripe s = stripe(address);
         while (true) {
-            if (reached(address, value)) {
+            if (reached(address, value, any)) {
                 return true;
             }
             if (cancelled.getAsBoolean()) {
@@ -67,12 +81,12 @@ final class CounterSignal {
             s.lock.lock();
             try {
                 // re-check after announcing ourselves: a writer that missed our count has already written
-                if (!reached(address, value)) {
+                if (!reached(address, value, any)) {
                     s.changed.awaitNanos(POLL_NANOS);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return reached(address, value);
+                return reached(address, value, any);
             } finally {
                 s.lock.unlock();
                 s.waiters.decrementAndGet();

@@ -7,6 +7,11 @@ import io.flexlink.Result;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
+import io.flexlink.runtime.BlockTransfers;
+import io.flexlink.runtime.PeerOps;
+import io.flexlink.sync.Exchanges;
+import io.flexlink.sync.Lane;
+import io.flexlink.sync.Rows;
 import io.flexlink.sync.Staging;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,6 +41,18 @@ final class HostRingComm implements PrimaryComm {
     /** Calls enqueued whose last operation has not run yet. */
     private final RingCallsInFlight inFlight = new RingCallsInFlight();
     private final HostStream.Always doneOp = this::done;
+    /** The caller's stream of the current call, with its pending flag operations. */
+    private final Lane lane = new Lane(null);
+    /**
+     * Recorded at the end of every ring call, waited on at the start of the next: calls from different
+     * callers' streams use the same staging slots from item 0 on, so one must be over before the next
+     * starts (the items of a call are numbered from 0; see io.flexlink.sync.Flags).
+     */
+    private final io.flexlink.runtime.RuntimeEvent lastCall;
+    private boolean called;
+    private final Rows rows = new Rows();
+    private final Exchanges exchanges;
+    private final PeerOps blocks = new PeerOps();
     /** Set by close(): nothing touches the staging area from then on, but the memory's release. */
     private volatile boolean closed;
 
@@ -49,6 +66,8 @@ final class HostRingComm implements PrimaryComm {
         this.toRight = 1L << ((rank + 1) % size);
         this.scratch = new Scratch(backend, device);
         this.scaled = new ScaledInput(backend, device, size);
+        this.lastCall = backend.createEvent(device, false);
+        this.exchanges = new Exchanges(rank, size);
     }
 
     @Override
@@ -65,15 +84,29 @@ final class HostRingComm implements PrimaryComm {
         return (elements + ce - 1) / ce;
     }
 
-    private void advanceAll(long items) {
-        for (int p = 0; p < size; p++) {
-            staging.advance(p, items);
-        }
+    /** Item {@code idx} of this call to the right neighbour. */
+    private void sendRight(long idx, long src, long bytes) {
+        staging.send(lane, (int) idx, rows.set(src, 0, bytes), toRight);
+    }
+
+    /** Item {@code idx} of this call from the left neighbour, copied to {@code dst}. */
+    private void receiveLeft(long idx, long dst, long bytes) {
+        staging.receive(lane, (int) idx, 1L << left, false, rows.set(dst, 0, bytes));
+    }
+
+    /** Item {@code idx} from the left neighbour, reduced: {@code dst = a op item}. */
+    private void receiveLeftReduce(long idx, long dst, long a, long count, DataType type, ReduceOp op) {
+        long b = staging.receiveRows(lane, (int) idx, 1L << left, false, count * type.size());
+        lane.reduce(dst, a, b, count, type, op, size);
+    }
+
+    private long chunkElements(DataType type) {
+        return staging.slotBytes() / type.size();
     }
 
     @Override
     public void allReduce(long send, long recv, long count, DataType type, ReduceOp op, RuntimeStream stream) {
-        begin();
+        begin(stream);
         try {
             allReduceRing(send, recv, count, type, op, stream);
         } finally {
@@ -91,7 +124,7 @@ final class HostRingComm implements PrimaryComm {
         }
         long align = Math.max(1, 256 / sz);
         long segLen = ((count + size - 1) / size + align - 1) / align * align;
-        long ce = staging.chunkElements(type);
+        long ce = chunkElements(type);
         long nChunks = chunks(segLen, ce);
         long idx = 0;
         boolean scaledInput = scaled.applies(type, op);
@@ -106,10 +139,10 @@ final class HostRingComm implements PrimaryComm {
             for (long c = 0; c < nChunks; c++, idx++) {
                 long so = chunkStart(sendSeg, segLen, count, c, ce);
                 long sl = chunkLength(sendSeg, segLen, count, c, ce);
-                staging.send(stream, idx, (s == 0 ? send : recv) + so * sz, sl * sz, toRight);
+                sendRight(idx, (s == 0 ? send : recv) + so * sz, sl * sz);
                 long ro = chunkStart(recvSeg, segLen, count, c, ce);
                 long rl = chunkLength(recvSeg, segLen, count, c, ce);
-                staging.receiveReduce(stream, left, idx, recv + ro * sz, send + ro * sz, rl, type, step, size);
+                receiveLeftReduce(idx, recv + ro * sz, send + ro * sz, rl, type, step);
             }
         }
         for (int s = 0; s < size - 1; s++) {
@@ -118,16 +151,15 @@ final class HostRingComm implements PrimaryComm {
             for (long c = 0; c < nChunks; c++, idx++) {
                 long so = chunkStart(sendSeg, segLen, count, c, ce);
                 long sl = chunkLength(sendSeg, segLen, count, c, ce);
-                staging.send(stream, idx, recv + so * sz, sl * sz, toRight);
+                sendRight(idx, recv + so * sz, sl * sz);
                 long ro = chunkStart(recvSeg, segLen, count, c, ce);
                 long rl = chunkLength(recvSeg, segLen, count, c, ce);
-                staging.receiveCopy(stream, left, idx, recv + ro * sz, rl * sz);
+                receiveLeft(idx, recv + ro * sz, rl * sz);
             }
         }
         if (scaledInput) {
             scaled.done(stream);
         }
-        advanceAll(idx);
     }
 
     /** First element of chunk {@code c} of segment {@code seg}. */
@@ -146,7 +178,7 @@ final class HostRingComm implements PrimaryComm {
 
     @Override
     public void allGather(long send, long recv, long count, long stride, DataType type, RuntimeStream stream) {
-        begin();
+        begin(stream);
         try {
             allGatherRing(send, recv, count, stride, type, stream);
         } finally {
@@ -163,7 +195,7 @@ final class HostRingComm implements PrimaryComm {
         if (size == 1) {
             return;
         }
-        long ce = staging.chunkElements(type);
+        long ce = chunkElements(type);
         long nChunks = chunks(count, ce);
         long idx = 0;
         for (int s = 0; s < size - 1; s++) {
@@ -173,17 +205,16 @@ final class HostRingComm implements PrimaryComm {
             for (long c = 0; c < nChunks; c++, idx++) {
                 long cs = c * ce;
                 long cl = Math.min(ce, count - cs);
-                staging.send(stream, idx, src + cs * sz, cl * sz, toRight);
-                staging.receiveCopy(stream, left, idx, recv + (recvBlk * stride + cs) * sz, cl * sz);
+                sendRight(idx, src + cs * sz, cl * sz);
+                receiveLeft(idx, recv + (recvBlk * stride + cs) * sz, cl * sz);
             }
         }
-        advanceAll(idx);
     }
 
     @Override
     public void reduceScatter(long send, long recv, long count, long stride, DataType type, ReduceOp op,
                               RuntimeStream stream) {
-        begin();
+        begin(stream);
         try {
             reduceScatterRing(send, recv, count, stride, type, op, stream);
         } finally {
@@ -206,7 +237,7 @@ final class HostRingComm implements PrimaryComm {
             send = scaled.divide(send, (size - 1) * stride + count, type, stream);
             op = ReduceOp.SUM;
         }
-        long ce = staging.chunkElements(type);
+        long ce = chunkElements(type);
         long nChunks = chunks(count, ce);
         long idx = 0;
         for (int s = 0; s < size - 1; s++) {
@@ -218,20 +249,19 @@ final class HostRingComm implements PrimaryComm {
                 long cs = c * ce;
                 long cl = Math.min(ce, count - cs);
                 long src = s == 0 ? send + (sendBlk * stride + cs) * sz : partial + cs * sz;
-                staging.send(stream, idx, src, cl * sz, toRight);
+                sendRight(idx, src, cl * sz);
                 long dst = (last ? recv : partial) + cs * sz;
-                staging.receiveReduce(stream, left, idx, dst, send + (recvBlk * stride + cs) * sz, cl, type, step, size);
+                receiveLeftReduce(idx, dst, send + (recvBlk * stride + cs) * sz, cl, type, step);
             }
         }
         if (scaledInput) {
             scaled.done(stream);
         }
-        advanceAll(idx);
     }
 
     @Override
     public void broadcast(long send, long recv, long count, DataType type, int root, RuntimeStream stream) {
-        begin();
+        begin(stream);
         try {
             broadcastRing(send, recv, count, type, root, stream);
         } finally {
@@ -248,30 +278,24 @@ final class HostRingComm implements PrimaryComm {
             return;
         }
         int pos = Math.floorMod(rank - root, size);
-        long ce = staging.chunkElements(type);
+        long ce = chunkElements(type);
         long nChunks = chunks(count, ce);
         long src = rank == root ? send : recv;
         for (long c = 0; c < nChunks; c++) {
             long cs = c * ce;
             long cl = Math.min(ce, count - cs);
             if (rank != root) {
-                staging.receiveCopy(stream, left, c, recv + cs * sz, cl * sz);
+                receiveLeft(c, recv + cs * sz, cl * sz);
             }
             if (pos != size - 1) {
-                staging.send(stream, c, src + cs * sz, cl * sz, toRight);
-            }
-        }
-        int lastRank = Math.floorMod(root - 1, size);
-        for (int p = 0; p < size; p++) {
-            if (p != lastRank) {
-                staging.advance(p, nChunks);
+                sendRight(c, src + cs * sz, cl * sz);
             }
         }
     }
 
     @Override
     public void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, RuntimeStream stream) {
-        begin();
+        begin(stream);
         try {
             reduceRing(send, recv, count, type, op, root, stream);
         } finally {
@@ -295,37 +319,66 @@ final class HostRingComm implements PrimaryComm {
         int pos = Math.floorMod(rank - root - 1, size);
         long acc = rank == root ? recv : pos == 0 ? send : scratch.ensure(count * sz);
         ReduceOp step = op == ReduceOp.AVG && rank != root ? ReduceOp.SUM : op;
-        long ce = staging.chunkElements(type);
+        long ce = chunkElements(type);
         long nChunks = chunks(count, ce);
         for (long c = 0; c < nChunks; c++) {
             long cs = c * ce;
             long cl = Math.min(ce, count - cs);
             if (pos != 0) {
-                staging.receiveReduce(stream, left, c, acc + cs * sz, send + cs * sz, cl, type, step, size);
+                receiveLeftReduce(c, acc + cs * sz, send + cs * sz, cl, type, step);
             }
             if (rank != root) {
-                staging.send(stream, c, acc + cs * sz, cl * sz, toRight);
+                sendRight(c, acc + cs * sz, cl * sz);
             }
         }
         if (scaledInput) {
             scaled.done(stream);
         }
-        for (int p = 0; p < size; p++) {
-            if (p != root) {
-                staging.advance(p, nChunks);
-            }
+    }
+
+    // ---- AlltoAll, Gather, Scatter and a group's sends and receives: transfers between pairs ----
+
+    @Override
+    public void allToAll(long send, long recv, long count, long stride, DataType type, RuntimeStream stream) {
+        exchange(BlockTransfers.allToAll(blocks, size, send, recv, count, stride, type.size()), stream);
+    }
+
+    @Override
+    public void gather(long send, long recv, long count, long stride, DataType type, int root, RuntimeStream stream) {
+        exchange(BlockTransfers.gather(blocks, rank, size, root, send, recv, count, stride, type.size()), stream);
+    }
+
+    @Override
+    public void scatter(long send, long recv, long count, long stride, DataType type, int root, RuntimeStream stream) {
+        exchange(BlockTransfers.scatter(blocks, rank, size, root, send, recv, count, stride, type.size()), stream);
+    }
+
+    @Override
+    public void exchange(PeerOps ops, RuntimeStream stream) {
+        begin(stream);
+        try {
+            exchanges.run(staging, ops, lane, lane);
+        } finally {
+            end(stream);
         }
     }
 
     // ---- calls in flight on the callers' streams: close() must not free what they still use ----
 
-    private void begin() {
+    private void begin(RuntimeStream stream) {
         inFlight.begin();
+        lane.bind(stream);
+        if (called) {
+            stream.waitEvent(lastCall);
+        }
     }
 
     /** After the call's operations: an operation that runs even on a failed stream counts the call done. */
     private void end(RuntimeStream stream) {
         try {
+            lane.flush();
+            stream.record(lastCall);
+            called = true;
             ((HostStream) stream).enqueue(doneOp);
         } catch (RuntimeException e) {
             done(); // the stream was closed: nothing of this call can run any more
@@ -396,6 +449,7 @@ final class HostRingComm implements PrimaryComm {
         }
         scratch.close();
         scaled.close();
+        lastCall.close();
         staging.close();
     }
 }

@@ -5,6 +5,7 @@ import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RankExchange;
+import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Staging;
 import io.flexlink.sync.StagingLayout;
 import java.nio.charset.StandardCharsets;
@@ -38,6 +39,9 @@ final class HostRingTransport implements PrimaryTransport {
         StagingLayout layout = layout(size);
         PinnedMemory mine = rank == 0
                 ? backend.createShared(layout.totalBytes(), "primary", exchange.crossProcess()) : null;
+        if (mine != null) {
+            layout.initialize(mine); // before any rank can see it
+        }
         PinnedMemory mem = mine;
         try {
             byte[][] names = exchange.allGather(mine == null ? new byte[0]
@@ -54,7 +58,8 @@ final class HostRingTransport implements PrimaryTransport {
             throw e;
         }
         backend.sharedMapped(mem);
-        return new HostRingComm(backend, new Staging(layout, mem, rank), rank, size, device);
+        return new HostRingComm(backend, new Staging(layout, mem, rank, new Scratch(backend, device)), rank, size,
+                device);
     }
 
     @Override
@@ -62,13 +67,15 @@ final class HostRingTransport implements PrimaryTransport {
         int n = devices.length;
         StagingLayout layout = layout(n);
         PinnedMemory first = backend.createShared(layout.totalBytes(), "primary");
+        layout.initialize(first);
         PrimaryComm[] comms = new PrimaryComm[n];
         int made = 0;
         try {
             for (int r = 0; r < n; r++) {
                 PinnedMemory mem = r == 0 ? first : backend.openShared(first.name(), layout.totalBytes());
                 try {
-                    comms[r] = new HostRingComm(backend, new Staging(layout, mem, r), r, n, devices[r]);
+                    comms[r] = new HostRingComm(backend, new Staging(layout, mem, r, new Scratch(backend, devices[r])), r,
+                            n, devices[r]);
                 } catch (RuntimeException | Error e) {
                     mem.close(); // this rank's reference, not yet owned by a ring
                     throw e;

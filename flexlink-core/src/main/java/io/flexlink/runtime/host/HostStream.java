@@ -220,6 +220,56 @@ final class HostStream implements RuntimeStream {
     }
 
     @Override
+    public void waitAny(PinnedMemory mem, long offset, int mask) {
+        HostPinnedMemory m = (HostPinnedMemory) mem;
+        long address = m.hostAddress() + offset;
+        enqueue(HostFaults.Op.WAIT, () -> {
+            if (!CounterSignal.awaitAny(address, mask, () -> closed || m.isAborted()) || m.isAborted()) {
+                throw new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
+                        "wait on flag at +" + offset + " for mask " + mask
+                                + " cancelled (communicator aborted or stream closed)");
+            }
+        });
+    }
+
+    /** The whole batch as one operation of this stream, in order (a copy of it: the batch is reused). */
+    @Override
+    public void memOps(io.flexlink.runtime.MemOps ops) {
+        int n = ops.size();
+        byte[] kinds = new byte[n];
+        HostPinnedMemory[] mems = new HostPinnedMemory[n];
+        long[] offsets = new long[n];
+        int[] values = new int[n];
+        for (int i = 0; i < n; i++) {
+            kinds[i] = ops.kind(i);
+            mems[i] = (HostPinnedMemory) ops.memory(i);
+            offsets[i] = ops.offset(i);
+            values[i] = ops.value(i);
+        }
+        boolean writes = false;
+        for (int i = 0; i < n; i++) {
+            writes |= kinds[i] == io.flexlink.runtime.MemOps.WRITE;
+        }
+        // a fault hook sees a batch with a write as a write (dropping it loses the write), else as a wait
+        enqueue(writes ? HostFaults.Op.WRITE : HostFaults.Op.WAIT, () -> {
+            for (int i = 0; i < n; i++) {
+                HostPinnedMemory m = mems[i];
+                long address = m.hostAddress() + offsets[i];
+                if (kinds[i] == io.flexlink.runtime.MemOps.WAIT) {
+                    if (!CounterSignal.awaitAny(address, values[i], () -> closed || m.isAborted()) || m.isAborted()) {
+                        throw new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
+                                "wait on flag at +" + offsets[i] + " for mask " + values[i]
+                                        + " cancelled (communicator aborted or stream closed)");
+                    }
+                } else {
+                    UNSAFE.putIntVolatile(null, address, values[i]);
+                    CounterSignal.signal(address);
+                }
+            }
+        });
+    }
+
+    @Override
     public void writeValue32(PinnedMemory mem, long offset, int value) {
         long address = mem.hostAddress() + offset;
         enqueue(HostFaults.Op.WRITE, () -> {
@@ -231,6 +281,11 @@ final class HostStream implements RuntimeStream {
     @Override
     public void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor) {
         enqueue(HostFaults.Op.REDUCE, () -> HostReduce.reduce(dst, a, b, count, type, op, divisor));
+    }
+
+    @Override
+    public void scale(long dst, long a, long count, DataType type, long scalar, int divisor) {
+        enqueue(HostFaults.Op.REDUCE, () -> HostScale.scale(dst, a, count, type, scalar, divisor));
     }
 
     @Override

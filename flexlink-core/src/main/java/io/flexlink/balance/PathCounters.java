@@ -1,4 +1,4 @@
-package io.flexlink.comm;
+package io.flexlink.balance;
 
 import io.flexlink.CommStats;
 import java.util.ArrayList;
@@ -6,14 +6,14 @@ import java.util.Collections;
 import java.util.List;
 
 /** Bytes and calls per path, and the time of the calls that were timed, counted without allocating. */
-final class PathCounters {
+public final class PathCounters {
     private final List<String> names;
     private final long[] calls;
     private final long[] bytes;
     private final double[] seconds;
     private final long[] timedCalls;
 
-    PathCounters(List<String> names) {
+    public PathCounters(List<String> names) {
         this.names = Collections.unmodifiableList(new ArrayList<>(names));
         this.calls = new long[names.size()];
         this.bytes = new long[names.size()];
@@ -21,21 +21,21 @@ final class PathCounters {
         this.timedCalls = new long[names.size()];
     }
 
-    List<String> names() {
+    public List<String> names() {
         return names;
     }
 
-    synchronized void add(int path, long b) {
+    public synchronized void add(int path, long b) {
         calls[path]++;
         bytes[path] += b;
     }
 
-    synchronized void addTime(int path, double s) {
+    public synchronized void addTime(int path, double s) {
         seconds[path] += s;
         timedCalls[path]++;
     }
 
-    synchronized List<CommStats.PathTotals> totals() {
+    public synchronized List<CommStats.PathTotals> totals() {
         List<CommStats.PathTotals> out = new ArrayList<>();
         for (int i = 0; i < names.size(); i++) {
             out.add(new CommStats.PathTotals(names.get(i), calls[i], bytes[i], seconds[i], timedCalls[i]));

@@ -1,4 +1,4 @@
-package io.flexlink.comm;
+package io.flexlink.plan;
 
 import io.flexlink.path.CollectiveCall;
 
@@ -8,29 +8,31 @@ import io.flexlink.path.CollectiveCall;
  * every path's slice stays aligned for vector loads. Pure arithmetic on values every rank has, so every
  * rank splits identically.
  */
-final class SplitPlanner {
-    static final int ALIGN_BYTES = 256;
+public final class SplitPlanner {
+    public static final int ALIGN_BYTES = 256;
 
     private final boolean hasPrimary;
     private final long minSplitBytes;
+    private final int ranks;
 
-    SplitPlanner(boolean hasPrimary, long minSplitBytes) {
+    public SplitPlanner(boolean hasPrimary, long minSplitBytes, int ranks) {
         this.hasPrimary = hasPrimary;
         this.minSplitBytes = minSplitBytes;
+        this.ranks = ranks;
     }
 
-    /**
-     * Fills {@code lengths} (primary first, then each auxiliary path) for {@code call}.
-     *
-     * @return true when any auxiliary path carries elements
-     */
-    boolean plan(CollectiveCall call, int ranks, double[] fractions, long[] lengths) {
+    /** Fills {@code plan.lengths} and {@code plan.split} from {@code plan.fractions}. */
+    public void plan(CallPlan plan) {
+        CollectiveCall call = plan.call;
+        long[] lengths = plan.lengths;
+        double[] fractions = plan.fractions;
         long count = call.count;
         int aux = lengths.length - 1;
         java.util.Arrays.fill(lengths, 0);
+        plan.split = false;
         if (hasPrimary && (aux == 0 || call.bytes(ranks) < minSplitBytes)) {
             lengths[0] = count;
-            return false;
+            return;
         }
         long align = Math.max(1, ALIGN_BYTES / call.type.size());
         double sum = 0;
@@ -41,7 +43,8 @@ final class SplitPlanner {
             // no primary path: the auxiliary paths carry everything, in proportion to their shares
             if (sum <= 0) {
                 lengths[1] = count;
-                return true;
+                plan.split = true;
+                return;
             }
             long left = count;
             for (int i = 0; i < aux - 1; i++) {
@@ -50,7 +53,8 @@ final class SplitPlanner {
                 left -= len;
             }
             lengths[aux] = left;
-            return true;
+            plan.split = true;
+            return;
         }
         long left = count;
         boolean any = false;
@@ -61,6 +65,6 @@ final class SplitPlanner {
             any |= len > 0;
         }
         lengths[0] = left;
-        return any;
+        plan.split = any;
     }
 }

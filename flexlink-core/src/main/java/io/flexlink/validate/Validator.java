@@ -1,4 +1,4 @@
-package io.flexlink.comm;
+package io.flexlink.validate;
 
 import io.flexlink.Buffer;
 import io.flexlink.Collective;
@@ -12,17 +12,17 @@ import io.flexlink.Result;
  * ({@code sendbuff}, {@code recvbuff}, {@code count}, {@code datatype}, {@code op}, {@code root},
  * {@code stream}).
  */
-final class Validator {
+public final class Validator {
     private Validator() {
     }
 
-    static FlexLinkException invalid(String message) {
+    public static FlexLinkException invalid(String message) {
         return new FlexLinkException(Result.INVALID_ARGUMENT, message);
     }
 
-    /** Checks what the address overloads can check. */
-    static void checkCall(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
-                          int rank, int size) {
+    /** Checks what the address overloads can check. For Send and Recv {@code root} is the peer. */
+    public static void checkCall(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
+                                 int rank, int size) {
         if (type == null) {
             throw invalid("datatype: null");
         }
@@ -32,9 +32,9 @@ final class Validator {
         if (count < 0) {
             throw invalid("count: " + count + " is negative");
         }
-        boolean rooted = c == Collective.BROADCAST || c == Collective.REDUCE;
-        if (rooted && (root < 0 || root >= size)) {
-            throw invalid("root: " + root + " is not a rank of this communicator (size " + size + ")");
+        if (c.rooted() && (root < 0 || root >= size)) {
+            throw invalid((c.pointToPoint() ? "peer: " : "root: ") + root + " is not a rank of this communicator (size "
+                    + size + ")");
         }
         long perRank;
         long total;
@@ -47,26 +47,51 @@ final class Validator {
         if (count == 0) {
             return;
         }
-        boolean needSend = c != Collective.BROADCAST || rank == root;
-        boolean needRecv = c != Collective.REDUCE || rank == root;
+        boolean needSend = needsSend(c, rank, root);
+        boolean needRecv = needsRecv(c, rank, root);
         if (needSend && send == 0) {
-            throw invalid("sendbuff: null");
+            throw invalid((c == Collective.SEND ? "buff" : "sendbuff") + ": null");
         }
         if (needRecv && recv == 0) {
-            throw invalid("recvbuff: null");
+            throw invalid((c == Collective.RECV ? "buff" : "recvbuff") + ": null");
         }
-        // send == recv is in place only at rank 0 for AllGather and ReduceScatter: elsewhere it is an overlap
+        // send == recv is in place only at the rank's block for the blocked collectives: elsewhere an overlap
         if (needSend && needRecv) {
             switch (c) {
                 case ALL_GATHER:
+                case GATHER:
                     checkAliasing(send, perRank, recv, total, recv + rank * perRank, "sendbuff", "recvbuff + rank * count");
                     break;
                 case REDUCE_SCATTER:
+                case SCATTER:
                     checkAliasing(recv, perRank, send, total, send + rank * perRank, "recvbuff", "sendbuff + rank * count");
+                    break;
+                case ALL_TO_ALL:
+                    checkAliasing(send, total, recv, total, recv, "sendbuff", "recvbuff");
                     break;
                 default:
                     checkAliasing(send, perRank, recv, perRank, recv, "sendbuff", "recvbuff");
             }
+        }
+    }
+
+    /** True when rank {@code rank} reads its send buffer in {@code c} (Broadcast and Scatter: the root only). */
+    public static boolean needsSend(Collective c, int rank, int root) {
+        switch (c) {
+            case BROADCAST:
+            case SCATTER: return rank == root;
+            case RECV: return false;
+            default: return true;
+        }
+    }
+
+    /** True when rank {@code rank} writes its receive buffer in {@code c} (Reduce and Gather: the root only). */
+    public static boolean needsRecv(Collective c, int rank, int root) {
+        switch (c) {
+            case REDUCE:
+            case GATHER: return rank == root;
+            case SEND: return false;
+            default: return true;
         }
     }
 
@@ -81,22 +106,22 @@ final class Validator {
     }
 
     /** Checks buffer sizes and devices (the {@link Buffer} overloads). */
-    static void checkBuffers(Collective c, Buffer send, Buffer recv, long count, DataType type, int root, int rank,
-                             int size, int device) {
+    public static void checkBuffers(Collective c, Buffer send, Buffer recv, long count, DataType type, int root,
+                                    int rank, int size, int device) {
         if (type == null || count < 0) {
             return; // checkCall reports these
         }
         long perRank = count * type.size();
         long total = perRank * size;
-        boolean needSend = c != Collective.BROADCAST || rank == root;
-        boolean needRecv = c != Collective.REDUCE || rank == root;
-        long sendNeeds = c == Collective.REDUCE_SCATTER ? total : perRank;
-        long recvNeeds = c == Collective.ALL_GATHER ? total : perRank;
-        if (needSend) {
-            checkBuffer("sendbuff", send, sendNeeds, count, device);
+        long sendNeeds = c == Collective.REDUCE_SCATTER || c == Collective.ALL_TO_ALL || c == Collective.SCATTER
+                ? total : perRank;
+        long recvNeeds = c == Collective.ALL_GATHER || c == Collective.ALL_TO_ALL || c == Collective.GATHER
+                ? total : perRank;
+        if (needsSend(c, rank, root)) {
+            checkBuffer(c == Collective.SEND ? "buff" : "sendbuff", send, sendNeeds, count, device);
         }
-        if (needRecv) {
-            checkBuffer("recvbuff", recv, recvNeeds, count, device);
+        if (needsRecv(c, rank, root)) {
+            checkBuffer(c == Collective.RECV ? "buff" : "recvbuff", recv, recvNeeds, count, device);
         }
     }
 
@@ -115,7 +140,7 @@ final class Validator {
         }
     }
 
-    static long address(Buffer b) {
+    public static long address(Buffer b) {
         return b == null ? 0 : b.address();
     }
 }

@@ -1,4 +1,4 @@
-package io.flexlink.comm;
+package io.flexlink.backend;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;

@@ -1,7 +1,5 @@
-package io.flexlink.comm;
+package io.flexlink.balance;
 
-import io.flexlink.balance.Balancer;
-import io.flexlink.path.Path;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
@@ -12,32 +10,33 @@ import io.flexlink.runtime.RuntimeStream;
  * calls run ahead; results are collected only once their events have completed, by polling, so the
  * caller never waits. A call that finds the ring full is simply not timed.
  */
-final class CallTimer implements AutoCloseable {
+public final class CallTimer implements AutoCloseable {
     static final int SLOTS = 8;
 
-    private final Balancer balancer;
+    private final Shares balancer;
     private final PathCounters counters;
     private final RuntimeEvent[] start = new RuntimeEvent[SLOTS];
     private final RuntimeEvent[] primaryDone = new RuntimeEvent[SLOTS];
     private final RuntimeEvent[][][] auxDone;
     private final boolean[][] used;
-    private final int[] channel = new int[SLOTS];
-    private final int[] version = new int[SLOTS];
+    private final int[] token = new int[SLOTS];
     private final boolean[] inFlight = new boolean[SLOTS];
     private final float[] times;
     private int next;
 
-    CallTimer(Backend backend, int device, Path[] aux, Balancer balancer, PathCounters counters) {
+    /** @param streamsPerPath how many streams each auxiliary path joins back (one timing event each) */
+    public CallTimer(Backend backend, int device, int[] streamsPerPath, Shares balancer, PathCounters counters) {
         this.balancer = balancer;
         this.counters = counters;
-        this.auxDone = new RuntimeEvent[SLOTS][aux.length][];
-        this.used = new boolean[SLOTS][aux.length + 1];
-        this.times = new float[aux.length + 1];
+        int aux = streamsPerPath.length;
+        this.auxDone = new RuntimeEvent[SLOTS][aux][];
+        this.used = new boolean[SLOTS][aux + 1];
+        this.times = new float[aux + 1];
         for (int s = 0; s < SLOTS; s++) {
             start[s] = backend.createEvent(device, true);
             primaryDone[s] = backend.createEvent(device, true);
-            for (int i = 0; i < aux.length; i++) {
-                int streams = aux[i].streams().length;
+            for (int i = 0; i < aux; i++) {
+                int streams = streamsPerPath[i];
                 auxDone[s][i] = new RuntimeEvent[streams];
                 for (int k = 0; k < streams; k++) {
                     auxDone[s][i][k] = backend.createEvent(device, true);
@@ -46,8 +45,8 @@ final class CallTimer implements AutoCloseable {
         }
     }
 
-    /** Starts timing a call of {@code ch}: records the start on {@code stream}; -1 when no slot is free. */
-    int begin(int ch, int ver, RuntimeStream stream) {
+    /** Starts timing the call of {@code callToken}: records the start on {@code stream}; -1 when no slot is free. */
+    public int begin(int callToken, RuntimeStream stream) {
         poll();
         int s = next;
         if (inFlight[s]) {
@@ -55,26 +54,25 @@ final class CallTimer implements AutoCloseable {
         }
         next = (next + 1) % SLOTS;
         inFlight[s] = true;
-        channel[s] = ch;
-        version[s] = ver;
+        token[s] = callToken;
         java.util.Arrays.fill(used[s], false);
         stream.record(start[s]);
         return s;
     }
 
-    void primaryDone(int slot, RuntimeStream stream) {
+    public void primaryDone(int slot, RuntimeStream stream) {
         used[slot][0] = true;
         stream.record(primaryDone[slot]);
     }
 
     /** The event auxiliary path {@code i}'s stream {@code k} records as its join in timed slot {@code slot}. */
-    RuntimeEvent auxDone(int slot, int i, int k) {
+    public RuntimeEvent auxDone(int slot, int i, int k) {
         used[slot][i + 1] = true;
         return auxDone[slot][i][k];
     }
 
     /** Collects every timed call whose events have all completed; never blocks. */
-    void poll() {
+    public void poll() {
         for (int n = 0; n < SLOTS; n++) {
             int s = (next + n) % SLOTS;
             if (!inFlight[s] || !complete(s)) {
@@ -97,7 +95,7 @@ final class CallTimer implements AutoCloseable {
                     counters.addTime(p, times[p]);
                 }
             }
-            balancer.record(channel[s], version[s], times);
+            balancer.record(token[s], times);
         }
     }
 

@@ -1,9 +1,7 @@
-package io.flexlink.comm;
+package io.flexlink.balance;
 
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
-import io.flexlink.balance.BalanceBoard;
-import io.flexlink.balance.SizeBuckets;
 import io.flexlink.runtime.PinnedMemory;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
@@ -15,7 +13,7 @@ import java.util.concurrent.locks.LockSupport;
  * than two decisions ahead of a reader and four slots never collide. Each entry is one 64-byte line:
  * tag ({@code d + 1}, written last, release), share version, status, per-path times as float bits.
  */
-final class SharedBoard implements BalanceBoard, AutoCloseable {
+public final class SharedBoard implements BalanceBoard, AutoCloseable {
     static final int RING = 4;
     static final int ENTRY = 64;
     static final int MAX_PATHS = (ENTRY - 12) / 4;
@@ -27,7 +25,7 @@ final class SharedBoard implements BalanceBoard, AutoCloseable {
     private final long timeoutNanos;
     private volatile java.util.function.BooleanSupplier cancelled = () -> false;
 
-    SharedBoard(PinnedMemory memory, int rank, int ranks, int paths, Duration timeout) {
+    public SharedBoard(PinnedMemory memory, int rank, int ranks, int paths, Duration timeout) {
         if (paths > MAX_PATHS) {
             throw new IllegalArgumentException("balance board: at most " + MAX_PATHS + " paths");
         }
@@ -38,8 +36,21 @@ final class SharedBoard implements BalanceBoard, AutoCloseable {
         this.timeoutNanos = timeout.toNanos();
     }
 
-    static long bytes(int ranks) {
+    public static long bytes(int ranks) {
+        return abortOffset(ranks) + ENTRY;
+    }
+
+    /** The board's abort word: 0, or the rank that aborted the communicator plus one (any rank, any process). */
+    private static long abortOffset(int ranks) {
         return (long) SizeBuckets.channels() * RING * ranks * ENTRY;
+    }
+
+    /** Tells every rank's waits on this board that {@code byRank} aborted the communicator; idempotent. */
+    public void abort(int byRank) {
+        long at = abortOffset(ranks);
+        if (memory.readCounter(at) == 0) {
+            memory.writeCounter(at, byRank + 1);
+        }
     }
 
     private long entry(int channel, long decision, int r) {
@@ -82,7 +93,7 @@ final class SharedBoard implements BalanceBoard, AutoCloseable {
 
     /** Waits for rank {@code r}'s host to publish; peers publish from their enqueueing threads, not the device. */
     /** Makes a wait for a peer give up (REMOTE_ERROR) once {@code condition} holds: the communicator was aborted. */
-    void cancelWhen(java.util.function.BooleanSupplier condition) {
+    public void cancelWhen(java.util.function.BooleanSupplier condition) {
         this.cancelled = condition;
     }
 
@@ -108,6 +119,12 @@ final class SharedBoard implements BalanceBoard, AutoCloseable {
                 throw new FlexLinkException(Result.REMOTE_ERROR, "balance board: rank " + r
                         + " did not reach call " + (tag - 1) + " of " + SizeBuckets.label(channel) + " within "
                         + timeoutNanos / 1_000_000 + " ms");
+            }
+            int abortedBy = memory.readCounter(abortOffset(ranks)) - 1;
+            if (abortedBy >= 0) {
+                throw new FlexLinkException(Result.REMOTE_ERROR, "balance board: rank " + abortedBy + " aborted the "
+                        + "communicator while this rank waited for rank " + r + " to reach call " + (tag - 1) + " of "
+                        + SizeBuckets.label(channel));
             }
             if (cancelled.getAsBoolean()) {
                 throw new FlexLinkException(Result.REMOTE_ERROR, "balance board: the communicator was aborted while "

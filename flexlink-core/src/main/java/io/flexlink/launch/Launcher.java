@@ -1,0 +1,272 @@
+package io.flexlink.launch;
+
+import io.flexlink.balance.CallTimer;
+import io.flexlink.balance.PathCounters;
+import io.flexlink.balance.Shares;
+import io.flexlink.path.CollectiveCall;
+import io.flexlink.path.Path;
+import io.flexlink.plan.CallPlan;
+import io.flexlink.plan.SplitPlanner;
+import io.flexlink.Collective;
+import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.PeerOps;
+import io.flexlink.runtime.Scratch;
+import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RuntimeStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One communicator's stages of a call after validation: plan (the balancer's {@code decide}, then the
+ * split), launch the primary path on the caller's stream, launch the auxiliary paths forked off it, join
+ * them back. The primary collective goes first: the auxiliary paths enqueue many operations (host time
+ * that would delay the primary launch), and they only wait for the fork, so they still start together
+ * with it. Nothing here waits for the device. Used under the communicator's lock.
+ */
+public final class Launcher implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Launcher.class);
+
+    private final int ranks;
+    private final Path primary;
+    private final Path[] aux;
+    private final Shares shares;
+    private final SplitPlanner planner;
+    private final PathCounters counters;
+    /** Null when calls are never timed. */
+    private final CallTimer timer;
+    private final RuntimeEvent fork;
+    private final RuntimeEvent[][] joins;
+    /** An in-place AlltoAll's input, copied aside first (every rank's block is read after its own arrives). */
+    private final Scratch inPlaceInput;
+    private final RuntimeEvent inPlaceRead;
+    private boolean inPlaceUsed;
+    private final PeerOps exchange = new PeerOps();
+    private boolean warnedCapture;
+
+    public Launcher(Backend backend, int device, int ranks, Path primary, Path[] aux, Shares shares,
+                    long minSplitBytes, PathCounters counters, CallTimer timer) {
+        this.ranks = ranks;
+        this.primary = primary;
+        this.aux = aux;
+        this.shares = shares;
+        this.planner = new SplitPlanner(primary != null, minSplitBytes, ranks);
+        this.counters = counters;
+        this.timer = timer;
+        this.fork = backend.createEvent(device, false);
+        this.inPlaceInput = new Scratch(backend, device);
+        this.inPlaceRead = backend.createEvent(device, false);
+        this.joins = new RuntimeEvent[aux.length][];
+        for (int i = 0; i < aux.length; i++) {
+            RuntimeStream[] s = aux[i].streams();
+            joins[i] = new RuntimeEvent[s.length];
+            for (int k = 0; k < s.length; k++) {
+                joins[i][k] = backend.createEvent(device, false);
+            }
+        }
+    }
+
+    /**
+     * The plan stage: the shares (counted by the balancer, or its current choice for a call captured into a
+     * graph, whose shares are fixed at capture), then the element range of every path.
+     */
+    public void plan(CallPlan p) {
+        CollectiveCall c = p.call;
+        long bytes = c.bytes(ranks);
+        p.captured = aux.length > 0 && c.stream.isCapturing();
+        if (p.captured) {
+            shares.current(c.collective, bytes, p.fractions);
+            p.token = -1;
+            for (int i = 0; i < aux.length; i++) {
+                if (p.fractions[i] > 0 && !aux[i].capturable()) {
+                    p.fractions[i] = 0;
+                    if (!warnedCapture) {
+                        warnedCapture = true;
+                        LOG.info("COLL {} cannot be captured into a CUDA graph: its share of captured calls goes to "
+                                + "the other paths", aux[i].name());
+                    }
+                }
+            }
+        } else {
+            p.token = shares.decide(c.collective, bytes, p.fractions);
+        }
+        planner.plan(p);
+    }
+
+    /** The whole call on the primary path (a group with several calls of one communicator). */
+    public void planWhole(CallPlan p) {
+        java.util.Arrays.fill(p.lengths, 0);
+        p.lengths[0] = p.call.count;
+        p.split = false;
+        p.token = -1;
+    }
+
+    /** Phase 1: the fork (when split), the timing start, the primary range on the caller's stream. */
+    public void launchPrimary(CallPlan p) {
+        CollectiveCall c = p.call;
+        if (c.collective == Collective.ALL_TO_ALL && c.send == c.recv) {
+            stageInPlaceInput(p);
+        }
+        // timed whenever the balancer asks, split or not: its probe of the primary path alone is a measurement too
+        p.timerSlot = timer != null && p.token >= 0 ? timer.begin(p.token, c.stream) : -1;
+        if (p.split) {
+            c.stream.record(fork);
+        }
+        long n = p.lengths[0];
+        if (n > 0) {
+            primary.enqueue(c, 0, n);
+            counters.add(0, n * c.type.size());
+            if (p.timerSlot >= 0) {
+                timer.primaryDone(p.timerSlot, c.stream);
+            }
+        }
+    }
+
+    /** Phase 3: every auxiliary path's range, forked off the caller's stream and joined back into it. */
+    public void launchAuxiliary(CallPlan p) {
+        if (!p.split) {
+            return;
+        }
+        CollectiveCall c = p.call;
+        long offset = p.lengths[0];
+        for (int i = 0; i < aux.length; i++) {
+            long n = p.lengths[i + 1];
+            if (n == 0) {
+                continue;
+            }
+            RuntimeStream[] ps = aux[i].streams();
+            for (RuntimeStream s : ps) {
+                s.waitEvent(fork);
+            }
+            aux[i].enqueue(c, offset, n);
+            for (int k = 0; k < ps.length; k++) {
+                ps[k].record(join(p, i, k));
+            }
+            offset += n;
+            counters.add(i + 1, n * c.type.size());
+        }
+        for (int i = 0; i < aux.length; i++) {
+            if (p.lengths[i + 1] > 0) {
+                for (int k = 0; k < aux[i].streams().length; k++) {
+                    c.stream.waitEvent(join(p, i, k));
+                }
+            }
+        }
+    }
+
+    /** Reads an in-place AlltoAll's whole input aside, so that no rank's block is overwritten before it is sent. */
+    private void stageInPlaceInput(CallPlan p) {
+        CollectiveCall c = p.call;
+        long bytes = c.bytes(ranks);
+        long copy = inPlaceInput.ensure(Math.max(1, bytes));
+        if (inPlaceUsed) {
+            c.stream.waitEvent(inPlaceRead); // the last call that read it may have run on another stream
+        }
+        c.stream.copy(copy, c.send, bytes);
+        c.send = copy;
+        p.stagedInput = true;
+    }
+
+    /** After every path's work of {@code p} is on (or joined into) the caller's stream. */
+    public void done(CallPlan p) {
+        if (p.stagedInput) {
+            p.call.stream.record(inPlaceRead);
+            inPlaceUsed = true;
+        }
+    }
+
+    // ---- a group's sends and receives: every path carries a range of each, all of a path's at once ----
+
+    /** The split of a send or receive: the shares AlltoAll has now for its size (never counted: only pairs call). */
+    public void planTransfer(CallPlan p) {
+        CollectiveCall c = p.call;
+        shares.current(Collective.ALL_TO_ALL, c.bytes(ranks), p.fractions);
+        p.token = -1;
+        p.captured = aux.length > 0 && c.stream.isCapturing();
+        if (p.captured) {
+            for (int i = 0; i < aux.length; i++) {
+                if (!aux[i].capturable()) {
+                    p.fractions[i] = 0;
+                }
+            }
+        }
+        planner.plan(p);
+    }
+
+    /** Phase 1 for the group's transfers: the fork, and the primary path's ranges of all of them together. */
+    public void launchPrimaryExchange(GroupedCalls g, RuntimeStream stream) {
+        boolean split = false;
+        for (int k = 0; k < g.size(); k++) {
+            CallPlan p = g.get(k);
+            if (p.call.collective.pointToPoint()) {
+                counters.add(0, p.lengths[0] * p.call.type.size());
+                split |= p.split;
+            }
+        }
+        if (split) {
+            stream.record(fork); // before the primary's work: the auxiliary paths wait for the inputs only
+        }
+        if (collect(g, -1) && primary != null) {
+            primary.exchange(exchange, stream);
+        }
+    }
+
+    /** Phase 3 for the group's transfers: each auxiliary path's ranges of all of them, forked and joined. */
+    public void launchAuxiliaryExchange(GroupedCalls g, RuntimeStream stream) {
+        for (int i = 0; i < aux.length; i++) {
+            if (!collect(g, i)) {
+                continue;
+            }
+            RuntimeStream[] ps = aux[i].streams();
+            for (RuntimeStream s : ps) {
+                s.waitEvent(fork);
+            }
+            aux[i].exchange(exchange, stream);
+            for (int k = 0; k < ps.length; k++) {
+                ps[k].record(joins[i][k]);
+                stream.waitEvent(joins[i][k]);
+            }
+            for (int k = 0; k < g.size(); k++) {
+                CallPlan p = g.get(k);
+                if (p.call.collective.pointToPoint()) {
+                    counters.add(i + 1, p.lengths[i + 1] * p.call.type.size());
+                }
+            }
+        }
+    }
+
+    /** The ranges of path {@code i} (-1: the primary) of the group's transfers into {@link #exchange}; true if any bytes. */
+    private boolean collect(GroupedCalls g, int i) {
+        exchange.clear();
+        boolean any = false;
+        for (int k = 0; k < g.size(); k++) {
+            CallPlan p = g.get(k);
+            CollectiveCall c = p.call;
+            if (!c.collective.pointToPoint()) {
+                continue;
+            }
+            long offset = i < 0 ? 0 : p.auxOffset(i);
+            long n = p.lengths[i + 1];
+            int sz = c.type.size();
+            boolean send = c.collective == Collective.SEND;
+            exchange.add(send, c.root, (send ? c.send : c.recv) + offset * sz, n * sz);
+            any |= n > 0;
+        }
+        return any;
+    }
+
+    private RuntimeEvent join(CallPlan p, int i, int k) {
+        return p.timerSlot >= 0 ? timer.auxDone(p.timerSlot, i, k) : joins[i][k];
+    }
+
+    @Override
+    public void close() {
+        fork.close();
+        inPlaceRead.close();
+        inPlaceInput.close();
+        for (RuntimeEvent[] es : joins) {
+            for (RuntimeEvent e : es) {
+                e.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+package io.flexlink.path;
+
+import io.flexlink.runtime.MemoryPlacement;
+import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.Scratch;
+import io.flexlink.sync.Staging;
+import io.flexlink.sync.StagingLayout;
+
+/**
+ * The PCIe path: every byte goes device → pinned host slot → device on the copy engines, through a
+ * staging area that rank 0 creates and every rank maps ({@link Staging}). Runs wherever the ranks can map
+ * one host memory area, on every backend.
+ */
+public final class PciePathProvider implements PathProvider {
+    @Override
+    public String name() {
+        return "pcie";
+    }
+
+    @Override
+    public String unavailableReason(PathContext context) {
+        return null;
+    }
+
+    @Override
+    public Path create(PathContext context) {
+        int n = context.size();
+        StagingLayout layout = new StagingLayout(n, context.config().slots(), context.config().chunkBytes());
+        // each producer's slots near its own GPU (NUMA), the handshake words near rank 0's
+        long[] starts = new long[n + 1];
+        int[] near = new int[n + 1];
+        near[0] = context.device(0);
+        for (int p = 0; p < n; p++) {
+            starts[p + 1] = layout.slotOffset(p, 0);
+            near[p + 1] = context.device(p);
+        }
+        PinnedMemory memory = context.shared().create("pcie", layout.totalBytes(), new MemoryPlacement(starts, near),
+                layout::initialize);
+        Staging staging = new Staging(layout, memory, context.rank(),
+                new Scratch(context.backend(), context.device()));
+        return new StagedPath("pcie", context.backend(), staging, context.rank(), n, context.device());
+    }
+}

@@ -1,0 +1,307 @@
+package io.flexlink.path;
+
+import io.flexlink.Collective;
+import io.flexlink.DataType;
+import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.Scratch;
+import io.flexlink.sync.Channel;
+import io.flexlink.sync.ChunkPlan;
+import io.flexlink.sync.Exchanges;
+import io.flexlink.sync.Lane;
+import io.flexlink.sync.Rows;
+
+/**
+ * The algorithms of every staged path, written once against {@link Channel}: a producer's data crosses
+ * its link once and every consumer that needs it reads it from there (write once, read by all), which
+ * keeps each GPU's device-to-host traffic at its minimum and the latency at one hop.
+ *
+ * <ul>
+ *   <li>AllGather, Broadcast: producers send each chunk once to every consumer.</li>
+ *   <li>ReduceScatter: every rank sends owner {@code j} its part of segment {@code j}, all owners' parts of
+ *       a chunk in one item; the owner reduces the contributions, its own first, then in ascending rank
+ *       order, in one operation ({@code reduceRows}): it is the only rank that computes those elements.</li>
+ *   <li>AllReduce: ReduceScatter, then each owner sends its reduced chunk to all (every rank holds
+ *       bit-identical results); Reduce: the same, to the root only.</li>
+ * </ul>
+ *
+ * Items are numbered in the order each producer's send lane issues them (a reduction's chunk {@code c}:
+ * its contributions are item {@code 2c}, its reduced result item {@code 2c + 1}) and every consumer's
+ * receive lane takes them in the same order; an item only ever waits for items of lower numbers, on this
+ * rank or a peer, so nothing deadlocks whatever the number of slots. One instance per path, reused call
+ * after call without allocating; used under the communicator's lock.
+ */
+final class StagedAlgorithms implements AutoCloseable {
+    private final int rank;
+    private final int ranks;
+    private final Channel channel;
+    private final Lane send;
+    private final Lane recv;
+    /** Recorded on the receive lane once a chunk is reduced; the send lane waits on it before distributing. */
+    private final RuntimeEvent reduced;
+    /** Recorded on the send lane once a non-root Reduce has sent its reduced segment out of {@link #partial}. */
+    private final RuntimeEvent partialRead;
+    /** A non-root rank's reduced segment of a Reduce, before it goes to the root. */
+    private final Scratch partial;
+    private boolean partialInUse;
+    private final boolean loopback;
+    private final ChunkPlan plan = new ChunkPlan();
+    private final Rows rows = new Rows();
+    private final Rows dst = new Rows();
+    private final Exchanges exchanges;
+
+    StagedAlgorithms(Backend backend, int device, int rank, int ranks, Channel channel, Lane send, Lane recv) {
+        this.rank = rank;
+        this.ranks = ranks;
+        this.channel = channel;
+        this.send = send;
+        this.recv = recv;
+        this.reduced = backend.createEvent(device, false);
+        this.partialRead = backend.createEvent(device, false);
+        this.partial = new Scratch(backend, device);
+        this.loopback = ranks == 1 && channel.loopback();
+        this.exchanges = new Exchanges(rank, ranks);
+    }
+
+    private long allRanks() {
+        return ranks == 64 ? -1L : (1L << ranks) - 1;
+    }
+
+    /** The ranks this rank exchanges with: the others, or itself on a loopback channel of one rank. */
+    private long others() {
+        return loopback ? 1L << rank : allRanks() & ~(1L << rank);
+    }
+
+    /** Enqueues elements {@code [offset, offset + length)} of {@code call}. */
+    void run(CollectiveCall call, long offset, long length) {
+        try {
+            switch (call.collective) {
+                case ALL_GATHER:
+                    gather(call, allRanks(), offset, length);
+                    break;
+                case BROADCAST:
+                    gather(call, 1L << call.root, offset, length);
+                    break;
+                case ALL_REDUCE:
+                case REDUCE_SCATTER:
+                case REDUCE:
+                    scatterReduce(call, offset, length);
+                    break;
+                case ALL_TO_ALL:
+                    allToAll(call, offset, length);
+                    break;
+                case GATHER:
+                    gatherToRoot(call, offset, length);
+                    break;
+                case SCATTER:
+                    scatterFromRoot(call, offset, length);
+                    break;
+                default:
+                    throw new IllegalStateException("staged path: " + call.collective);
+            }
+            send.flush();
+            recv.flush();
+        } catch (RuntimeException | Error e) {
+            send.discard();
+            recv.discard();
+            throw e;
+        }
+    }
+
+    private static long align(DataType type) {
+        return Math.max(1, 256 / type.size());
+    }
+
+    private ChunkPlan chunks(long length, long maxBytes, DataType type) {
+        long a = align(type);
+        long max = Math.max(a, maxBytes / type.size() / a * a);
+        return plan.plan(length, max, a, ChunkPlan.MIN_CHUNK_BYTES / type.size());
+    }
+
+    // ---- AllGather and Broadcast: producers send once, consumers read ----
+
+    private void gather(CollectiveCall call, long producers, long offset, long length) {
+        int sz = call.type.size();
+        ChunkPlan chunks = chunks(length, channel.slotBytes(), call.type);
+        long src = call.send + offset * sz;
+        boolean producing = (producers >>> rank & 1) != 0;
+        long fromOthers = loopback ? producers : producers & ~(1L << rank);
+        long consumers = others();
+        // AllGather: producer p's range goes to its block; Broadcast: the root's range to the same place
+        long blockPitch = call.collective == Collective.ALL_GATHER ? call.count * sz : 0;
+        if (producing && !loopback) {
+            long own = call.recv + (rank * blockPitch / sz + offset) * sz;
+            if (own != src) {
+                recv.copy(own, src, length * sz);
+            }
+        }
+        for (int c = 0; c < chunks.count(); c++) {
+            long cs = chunks.start(c);
+            long bytes = chunks.length(c) * sz;
+            if (producing && consumers != 0) {
+                channel.send(send, c, rows.set(src + cs * sz, 0, bytes), consumers);
+            }
+            if (fromOthers != 0) {
+                channel.receive(recv, c, fromOthers, false, dst.set(call.recv + (offset + cs) * sz, blockPitch, bytes));
+            }
+        }
+    }
+
+    // ---- ReduceScatter, AllReduce, Reduce: owners reduce their segment ----
+
+    private void scatterReduce(CollectiveCall call, long offset, long length) {
+        DataType type = call.type;
+        int sz = type.size();
+        int n = ranks;
+        boolean scatter = call.collective == Collective.REDUCE_SCATTER;
+        boolean toRoot = call.collective == Collective.REDUCE;
+        // owner j's segment: ReduceScatter's block j, else an aligned n-th of the range (the last ones may be
+        // short or empty); every owner's chunk c starts at the same offset of its segment
+        long segLen = scatter ? length : ((length + n - 1) / n + align(type) - 1) / align(type) * align(type);
+        long myStart = scatter ? 0 : Math.min(length, rank * segLen);
+        long myLen = scatter ? length : Math.min(segLen, length - myStart);
+        long inputBase = scatter ? call.send + offset * sz : call.send + offset * sz;
+        long inputPitch = scatter ? call.count * sz : segLen * sz;
+        long inputLimit = scatter ? Long.MAX_VALUE : length * sz;
+        long in = inputBase + rank * inputPitch;
+        boolean usesPartial = toRoot && rank != call.root;
+        long out;
+        if (scatter) {
+            out = call.recv + offset * sz;
+        } else if (usesPartial) {
+            out = partial.ensure(Math.max(1, segLen * sz));
+            if (partialInUse) {
+                // the previous Reduce's send lane may still read it, and nothing else orders the two calls here
+                recv.waitEvent(partialRead);
+            }
+        } else {
+            out = call.recv + (offset + myStart) * sz;
+        }
+        long others = others();
+        boolean distribute = n > 1 && !scatter;
+        boolean sending = distribute && (!toRoot || rank != call.root);
+        boolean receiving = distribute && (!toRoot || rank == call.root);
+        long distConsumers = toRoot ? 1L << call.root : others;
+        ChunkPlan chunks = chunks(segLen, channel.pieceBytes(), type);
+        for (int c = 0; c < chunks.count(); c++) {
+            long cs = chunks.start(c);
+            long cl = chunks.length(c);
+            int contributions = distribute ? 2 * c : c;
+            // my part of every other owner's chunk c, in one item
+            if (others != 0) {
+                long limit = inputLimit == Long.MAX_VALUE ? Long.MAX_VALUE : inputLimit - cs * sz;
+                channel.send(send, contributions, rows.set(inputBase + cs * sz, inputPitch, cl * sz, limit), others);
+            }
+            // my chunk c: my own input, then every other rank's part in ascending rank order
+            long mine = Math.max(0, Math.min(cl, myLen - cs));
+            long parts = others != 0 ? channel.receiveRows(recv, contributions, others, true, mine * sz) : 0;
+            if (loopback) {
+                recv.reduceRows(out + cs * sz, parts, 0, 0, 0, mine, type, call.op, 1); // its own input, back
+            } else {
+                recv.reduceRows(out + cs * sz, in + cs * sz, parts, channel.rowPitch(mine * sz), n - 1, mine, type,
+                        call.op, n);
+            }
+            if (sending) {
+                recv.record(reduced);
+                send.waitEvent(reduced);
+                channel.send(send, contributions + 1, rows.set(out + cs * sz, 0, mine * sz), distConsumers);
+            }
+            if (receiving) {
+                channel.receive(recv, contributions + 1, others, false,
+                        dst.set(call.recv + (offset + cs) * sz, segLen * sz, cl * sz, (length - cs) * sz));
+            }
+        }
+        if (usesPartial && sending) {
+            send.record(partialRead);
+            partialInUse = true;
+        }
+    }
+
+    // ---- AlltoAll, Gather, Scatter: blocks of one rank's buffer to the other ranks ----
+
+    /** Every rank sends block {@code j} to rank {@code j}: one item per chunk carries a piece per consumer. */
+    private void allToAll(CollectiveCall call, long offset, long length) {
+        int sz = call.type.size();
+        long pitch = call.count * sz;
+        long own = (rank * call.count + offset) * sz;
+        recv.copy(call.recv + own, call.send + own, length * sz);
+        long others = allRanks() & ~(1L << rank);
+        if (others == 0) {
+            return;
+        }
+        ChunkPlan chunks = chunks(length, channel.pieceBytes(), call.type);
+        for (int c = 0; c < chunks.count(); c++) {
+            long at = (offset + chunks.start(c)) * sz;
+            long bytes = chunks.length(c) * sz;
+            channel.send(send, c, rows.set(call.send + at, pitch, bytes), others);
+            channel.receive(recv, c, others, true, dst.set(call.recv + at, pitch, bytes));
+        }
+    }
+
+    /** Every rank's range to its block of the root's buffer. */
+    private void gatherToRoot(CollectiveCall call, long offset, long length) {
+        int sz = call.type.size();
+        int root = call.root;
+        long others = allRanks() & ~(1L << root);
+        if (rank == root) {
+            long own = call.recv + (root * call.count + offset) * sz;
+            recv.copy(own, call.send + offset * sz, length * sz);
+        }
+        if (others == 0) {
+            return;
+        }
+        ChunkPlan chunks = chunks(length, channel.slotBytes(), call.type);
+        for (int c = 0; c < chunks.count(); c++) {
+            long at = (offset + chunks.start(c)) * sz;
+            long bytes = chunks.length(c) * sz;
+            if (rank != root) {
+                channel.send(send, c, rows.set(call.send + at, 0, bytes), 1L << root);
+            } else {
+                channel.receive(recv, c, others, false, dst.set(call.recv + at, call.count * sz, bytes));
+            }
+        }
+    }
+
+    /** Block {@code r} of the root's buffer to rank {@code r}: one item per chunk carries every rank's piece. */
+    private void scatterFromRoot(CollectiveCall call, long offset, long length) {
+        int sz = call.type.size();
+        int root = call.root;
+        long others = allRanks() & ~(1L << root);
+        if (rank == root) {
+            recv.copy(call.recv + offset * sz, call.send + (root * call.count + offset) * sz, length * sz);
+        }
+        if (others == 0) {
+            return;
+        }
+        ChunkPlan chunks = chunks(length, channel.pieceBytes(), call.type);
+        for (int c = 0; c < chunks.count(); c++) {
+            long at = (offset + chunks.start(c)) * sz;
+            long bytes = chunks.length(c) * sz;
+            if (rank == root) {
+                channel.send(send, c, rows.set(call.send + at, call.count * sz, bytes), others);
+            } else {
+                channel.receive(recv, c, 1L << root, true, dst.set(call.recv + at, 0, bytes));
+            }
+        }
+    }
+
+    /** A group's sends and receives ({@link Exchanges}), sends on the send lane, receives on the receive lane. */
+    void exchange(io.flexlink.runtime.PeerOps ops) {
+        try {
+            exchanges.run(channel, ops, send, recv);
+            send.flush();
+            recv.flush();
+        } catch (RuntimeException | Error e) {
+            send.discard();
+            recv.discard();
+            throw e;
+        }
+    }
+
+    @Override
+    public void close() {
+        reduced.close();
+        partialRead.close();
+        partial.close();
+    }
+}

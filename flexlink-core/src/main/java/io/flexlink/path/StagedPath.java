@@ -1,0 +1,129 @@
+package io.flexlink.path;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.sync.Channel;
+import io.flexlink.sync.Lane;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A path that stages data through a {@link Channel}: the PCIe path (pinned host memory) and the NVSHMEM
+ * path (symmetric GPU memory) are both this class, with their own channel. Each rank has a send stream
+ * (producer side) and a receive stream (consumer side, reductions), so both directions of a link are busy
+ * at once; the algorithms are {@link StagedAlgorithms}, the same for every channel.
+ */
+public final class StagedPath implements Path {
+    private static final Logger LOG = LoggerFactory.getLogger(StagedPath.class);
+
+    private final String name;
+    private final Channel channel;
+    private final RuntimeStream sendStream;
+    private final RuntimeStream recvStream;
+    private final RuntimeStream[] streams;
+    private final StagedAlgorithms algorithms;
+    private volatile boolean closed;
+
+    /** Creates the path's streams on {@code device}; the path owns {@code channel} from then on. */
+    public StagedPath(String name, Backend backend, Channel channel, int rank, int size, int device) {
+        this.name = name;
+        this.channel = channel;
+        RuntimeStream s = null;
+        RuntimeStream r = null;
+        StagedAlgorithms a = null;
+        try {
+            s = backend.createStream(device, name + ".send.r" + rank);
+            r = backend.createStream(device, name + ".recv.r" + rank);
+            a = new StagedAlgorithms(backend, device, rank, size, channel, new Lane(s), new Lane(r));
+        } catch (RuntimeException | Error e) {
+            if (r != null) {
+                r.close();
+            }
+            if (s != null) {
+                s.close();
+            }
+            throw e;
+        }
+        this.sendStream = s;
+        this.recvStream = r;
+        this.algorithms = a;
+        this.streams = new RuntimeStream[] {sendStream, recvStream};
+        LOG.debug("PATH {} rank {}/{} device {}: {} B slots, {} B pieces", name, rank, size, device,
+                channel.slotBytes(), channel.pieceBytes());
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public RuntimeStream[] streams() {
+        return streams;
+    }
+
+    @Override
+    public boolean capturable() {
+        return channel.capturable();
+    }
+
+    @Override
+    public void enqueue(CollectiveCall call, long offset, long length) {
+        channel.begin();
+        try {
+            algorithms.run(call, offset, length);
+        } finally {
+            channel.end();
+        }
+    }
+
+    @Override
+    public void exchange(io.flexlink.runtime.PeerOps ops, RuntimeStream stream) {
+        channel.begin();
+        try {
+            algorithms.exchange(ops);
+        } finally {
+            channel.end();
+        }
+    }
+
+    @Override
+    public void abort() {
+        if (!closed) {
+            channel.abort();
+        }
+    }
+
+    /** Releases the channel's waits again (teardown, once the streams are idle). */
+    public void releaseAll() {
+        if (!closed) {
+            channel.releaseAll();
+        }
+    }
+
+    @Override
+    public FlexLinkException asyncError() {
+        int by = closed ? -1 : channel.abortedBy();
+        return by < 0 ? null : new FlexLinkException(Result.REMOTE_ERROR, name + ": rank " + by
+                + " aborted the communicator");
+    }
+
+    @Override
+    public String describeStall() {
+        return closed ? null : channel.describeStall();
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        sendStream.close();
+        recvStream.close();
+        algorithms.close();
+        channel.close();
+    }
+}

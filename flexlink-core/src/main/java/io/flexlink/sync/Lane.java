@@ -1,0 +1,103 @@
+package io.flexlink.sync;
+
+import io.flexlink.DataType;
+import io.flexlink.ReduceOp;
+import io.flexlink.runtime.MemOps;
+import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RuntimeStream;
+
+/**
+ * One stream of a staged path with its pending flag operations: consecutive waits and writes (a chunk's
+ * releases, then the next chunk's waits) go to the stream as one batch, flushed before any other
+ * operation. This is what keeps the host cost of a chunk at a few calls whatever the number of ranks.
+ * Used by one thread at a time (the engine serializes a communicator's enqueues).
+ */
+public final class Lane {
+    private RuntimeStream stream;
+    private final MemOps pending = new MemOps();
+
+    public Lane(RuntimeStream stream) {
+        this.stream = stream;
+    }
+
+    /** Moves the lane to {@code s} (a path working on the caller's stream), flushing what is pending first. */
+    public Lane bind(RuntimeStream s) {
+        if (s != stream) {
+            flush();
+            stream = s;
+        }
+        return this;
+    }
+
+    public RuntimeStream stream() {
+        return stream;
+    }
+
+    /** Adds a wait until {@code (word & mask) != 0} to the pending batch. */
+    public void waitAny(PinnedMemory memory, long offset, int mask) {
+        pending.waitAny(memory, offset, mask);
+    }
+
+    /** Adds a write to the pending batch. */
+    public void write(PinnedMemory memory, long offset, int value) {
+        pending.write(memory, offset, value);
+    }
+
+    /** Enqueues the pending batch; returns the stream for the operation that follows it. */
+    public RuntimeStream flush() {
+        if (!pending.isEmpty()) {
+            try {
+                stream.memOps(pending);
+            } finally {
+                pending.clear();
+            }
+        }
+        return stream;
+    }
+
+    /** Forgets the pending batch without enqueueing it (a failed call; nothing of it may run). */
+    public void discard() {
+        pending.clear();
+    }
+
+    public void copy(long dst, long src, long bytes) {
+        if (bytes > 0) {
+            flush().copy(dst, src, bytes);
+        }
+    }
+
+    public void copyRows(long dst, long dstPitch, long src, long srcPitch, long width, long rows) {
+        if (width > 0 && rows > 0) {
+            flush().copyRows(dst, dstPitch, src, srcPitch, width, rows);
+        }
+    }
+
+    public void copyRowsFromHost(long dst, long dstPitch, PinnedMemory memory, long offset, long srcPitch,
+                                 long width, long rows) {
+        if (width > 0 && rows > 0) {
+            flush().copyRowsFromHost(dst, dstPitch, memory, offset, srcPitch, width, rows);
+        }
+    }
+
+    public void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor) {
+        if (count > 0) {
+            flush().reduce(dst, a, b, count, type, op, divisor);
+        }
+    }
+
+    public void reduceRows(long dst, long a, long rows, long pitch, int k, long count, DataType type, ReduceOp op,
+                           int ranks) {
+        if (count > 0) {
+            flush().reduceRows(dst, a, rows, pitch, k, count, type, op, ranks);
+        }
+    }
+
+    public void record(RuntimeEvent event) {
+        flush().record(event);
+    }
+
+    public void waitEvent(RuntimeEvent event) {
+        flush().waitEvent(event);
+    }
+}
