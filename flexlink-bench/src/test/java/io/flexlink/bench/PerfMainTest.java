@@ -29,11 +29,11 @@ class PerfMainTest {
     /** A table row: size, count, type, redop, root, then numbers or N/A. */
     private static final Pattern ROW = Pattern.compile("^\\s+\\d+\\s+\\d+\\s+\\S+\\s+\\S+\\s+-?\\d+\\s.*");
 
-    /** nccl-tests' table header, character for character. */
-    private static final String[] HEADER = {
+    /** nccl-tests 2.19's table header, character for character (each line ends with its timestamp column's space). */
+    static final String[] HEADER = {
         "#                                                              out-of-place                       in-place          ",
-        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
-        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ",
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong ",
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         ",
     };
 
     @TempDir
@@ -118,7 +118,7 @@ class PerfMainTest {
         }
 
         @SuppressWarnings("unchecked")
-        Map<String, Object> doc = (Map<String, Object>) MiniJson.parse(Files.readString(json));
+        Map<String, Object> doc = (Map<String, Object>) Json.parse(Files.readString(json));
         List<?> results = (List<?>) doc.get("results");
         assertEquals(expected, results.size());
         @SuppressWarnings("unchecked")
@@ -261,10 +261,10 @@ class PerfMainTest {
     void sweepAndShapesFollowNcclTests() {
         assertEquals(List.of(1024L, 4096L, 16384L, 65536L), SizeSweep.sizes(1024, 65536, 4, 0));
         assertEquals(List.of(1000L, 2000L, 3000L), SizeSweep.sizes(1000, 3500, 1, 1000));
-        SizeSweep.Shape ag = SizeSweep.shape(io.flexlink.Collective.ALL_GATHER, 1 << 20, DataType.FLOAT32, 3);
+        PerfCollective.Shape ag = PerfCollective.ALL_GATHER.shape(1 << 20, DataType.FLOAT32, 3);
         assertEquals(87380, ag.count);           // (262144 / 3) rounded down to 4 floats
         assertEquals(87380L * 3 * 4, ag.bytes);  // the receive buffer
-        SizeSweep.Shape rs = SizeSweep.shape(io.flexlink.Collective.REDUCE_SCATTER, 1 << 20, DataType.INT8, 4);
+        PerfCollective.Shape rs = PerfCollective.REDUCE_SCATTER.shape(1 << 20, DataType.INT8, 4);
         assertEquals(262144, rs.count);
         assertEquals(1 << 20, rs.bytes);         // the send buffer
     }
