@@ -15,7 +15,8 @@ import org.bytedeco.javacpp.PointerPointer;
  * workspace's buffers and the very {@code cudaStream_t}s FlexLink uses ({@link CudaStreams}); its own
  * NCCL communicators (ncclCommInitAll in one process, ncclCommInitRank with a unique id from rank 0 in a
  * --from-env job). Nothing of FlexLink's engine is on this path. Calls pass raw addresses through reused
- * Pointers, so a steady-state call creates no Pointer.
+ * Pointers (one pair per local rank, since -t threads enqueue at once), so a steady-state call creates
+ * no Pointer.
  */
 final class NcclCalls implements CallTarget {
     /** A Pointer whose address is set in place (position 0). */
@@ -29,13 +30,20 @@ final class NcclCalls implements CallTarget {
     private final ncclComm[] comms;
     private final CudaStreams streams;
     private final String label;
-    private final Address sendPtr = new Address();
-    private final Address recvPtr = new Address();
+    /** Per local rank: with -t several threads enqueue at once, each on its own ranks. */
+    private final Address[] sendPtr;
+    private final Address[] recvPtr;
     private boolean aborted;
 
     private NcclCalls(ncclComm[] comms, CudaStreams streams) {
         this.comms = comms;
         this.streams = streams;
+        this.sendPtr = new Address[comms.length];
+        this.recvPtr = new Address[comms.length];
+        for (int r = 0; r < comms.length; r++) {
+            sendPtr[r] = new Address();
+            recvPtr[r] = new Address();
+        }
         int[] v = {0};
         check(nccl.ncclGetVersion(v), "ncclGetVersion");
         this.label = "NCCL " + v[0] / 10000 + "." + v[0] % 10000 / 100 + "." + v[0] % 100
@@ -125,8 +133,8 @@ final class NcclCalls implements CallTarget {
         int type = code(c.type);
         ncclComm comm = comms[r];
         CUstream_st s = streams.handle(r);
-        Pointer sp = sendPtr.set(send);
-        Pointer rp = recvPtr.set(recv);
+        Pointer sp = sendPtr[r].set(send);
+        Pointer rp = recvPtr[r].set(recv);
         switch (c.collective.collective()) {
             case ALL_REDUCE:
                 check(nccl.ncclAllReduce(sp, rp, n, type, c.op.code(), comm, s), "ncclAllReduce");
