@@ -17,7 +17,7 @@ import picocli.CommandLine.TypeConversionException;
  * own in {@link FlexOptions}. Values are converted while parsing; what single options cannot check,
  * {@link OptionChecks} does before anything runs. Every mistake is exit code 2.
  */
-@Command(name = "flexlink-perf", sortOptions = false, mixinStandardHelpOptions = true,
+@Command(name = "flexlink-perf", sortOptions = false,
         versionProvider = PerfOptions.Version.class,
         description = "nccl-tests-compatible benchmark of FlexLink's collectives.%n"
                 + "COLLECTIVE is all_reduce, all_gather, reduce_scatter, broadcast or reduce (nccl-tests' alltoall, "
@@ -56,18 +56,18 @@ public final class PerfOptions {
             description = "Multiplicative step (wins over -i when above 1). Default: ${DEFAULT-VALUE}.")
     long stepFactor;
 
-    @Option(names = {"-n", "--iters"}, defaultValue = "20", description = "Timed iterations. Default: ${DEFAULT-VALUE}.")
+    @Option(names = {"-n", "--iters"}, paramLabel = "N", defaultValue = "20", description = "Timed iterations. Default: ${DEFAULT-VALUE}.")
     int iters;
 
-    @Option(names = {"-m", "--agg_iters"}, defaultValue = "1",
+    @Option(names = {"-m", "--agg_iters"}, paramLabel = "N", defaultValue = "1",
             description = "Calls aggregated in one group per iteration. Default: ${DEFAULT-VALUE}.")
     int aggIters;
 
-    @Option(names = {"-w", "--warmup_iters"}, defaultValue = "1",
+    @Option(names = {"-w", "--warmup_iters"}, paramLabel = "N", defaultValue = "1",
             description = "Warm-up iterations at each size of a doubling sweep before timing. Default: ${DEFAULT-VALUE}.")
     int warmup;
 
-    @Option(names = {"-N", "--run_cycles"}, defaultValue = "1",
+    @Option(names = {"-N", "--run_cycles"}, paramLabel = "N", defaultValue = "1",
             description = "Runs of the size sweep, each printed; 0 runs until interrupted. Default: ${DEFAULT-VALUE}.")
     int cycles;
 
@@ -132,6 +132,13 @@ public final class PerfOptions {
 
     @Mixin
     FlexOptions flex = new FlexOptions();
+
+    // no -V: nccl-tests uses it for the device CTA count, which must not print a version and exit 0
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean help;
+
+    @Option(names = "--version", versionHelp = true, description = "Print the version and exit.")
+    boolean version;
 
     /** The environment: --from-env's variables and NCCL_TESTS_* (the process's; tests inject one). */
     Map<String, String> environment = System.getenv();

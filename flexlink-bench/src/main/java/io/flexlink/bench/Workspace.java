@@ -1,6 +1,5 @@
 package io.flexlink.bench;
 
-import io.flexlink.DataType;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeEvent;

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
-import io.flexlink.comm.Backends;
 import io.flexlink.runtime.BackendProvider;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -75,6 +74,16 @@ class PerfMainTest {
         public String toString() {
             return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err;
         }
+    }
+
+    /** The CUDA backend's provider on the class path, or null (through the runtime SPI, as the tool finds it). */
+    static BackendProvider cudaProvider() {
+        for (BackendProvider p : java.util.ServiceLoader.load(BackendProvider.class)) {
+            if (p.name().equals("cuda")) {
+                return p;
+            }
+        }
+        return null;
     }
 
     static Outcome perf(String... args) {
@@ -202,7 +211,7 @@ class PerfMainTest {
 
     @Test
     void cudaWithoutGpuExits2WithOneLine() {
-        BackendProvider cuda = Backends.provider("cuda");
+        BackendProvider cuda = cudaProvider();
         Assumptions.assumeTrue(cuda == null || cuda.unavailableReason() != null, "a GPU is usable here");
         Outcome o = perf(args("all_reduce -b 1K -e 1K -n 1 -w 0 --backend cuda"));
         assertEquals(2, o.code, o::toString);
@@ -212,12 +221,18 @@ class PerfMainTest {
     }
 
     @Test
-    void autoBackendSaysWhyItIsHost() {
-        BackendProvider cuda = Backends.provider("cuda");
+    void autoBackendSaysWhyItIsHost() throws Exception {
+        BackendProvider cuda = cudaProvider();
         Assumptions.assumeTrue(cuda == null || cuda.unavailableReason() != null, "a GPU is usable here");
-        Outcome o = perf(args("all_reduce -b 1K -e 1K -g 2 -n 1 -w 0"));
+        Path json = tmp.resolve("auto.json");
+        Outcome o = perf(args("all_reduce -b 1K -e 1K -g 2 -n 1 -w 0 --json", json.toString()));
         assertEquals(0, o.code, o::toString);
-        assertTrue(o.out.contains("\n# Backend: host ("), o::toString);
+        // one short line; why CUDA cannot run goes to -v's log and the JSON
+        assertTrue(o.out.contains("\n# Backend: host (no GPU: host backend)\n"), o::toString);
+        assertFalse(o.out.contains("UnsatisfiedLinkError") || o.out.contains("cuda unavailable"), o::toString);
+        Map<?, ?> env = (Map<?, ?>) ((Map<?, ?>) Json.parse(Files.readString(json))).get("environment");
+        assertTrue(env.get("backend_detail") instanceof String && !((String) env.get("backend_detail")).isEmpty(),
+                env::toString);
         assertTrue(o.out.contains("#  Rank  1 Group  0 Pid"), o::toString);
     }
 

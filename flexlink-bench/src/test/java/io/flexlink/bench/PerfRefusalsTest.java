@@ -141,4 +141,15 @@ class PerfRefusalsTest {
         env.put("NCCL_TESTS_MIN_BW", "fast");
         refused(perf(env, args("all_reduce -b 1K -e 1K --backend host")), "NCCL_TESTS_MIN_BW: 'fast' is not a bandwidth");
     }
+
+    @Test
+    void nccltestsOptionsFlexLinkDoesNotHaveAreUnknownNotMisread() {
+        // -V is nccl-tests' device CTA count: it must not print a version and exit 0
+        refused(perf("all_reduce -b 1K -e 1K --backend host -V 16"), "-V");
+        refused(perf("all_reduce -b 1K -e 1K --backend host -D 1"), "-D");
+        PerfMainTest.Outcome v = perf("--version");
+        assertEquals(0, v.code, v::toString);
+        assertTrue(v.out.startsWith("flexlink-perf " + io.flexlink.FlexLink.VERSION + " (nccl-tests "
+                + PerfHeader.NCCL_TESTS_VERSION), v::toString);
+    }
 }
