@@ -1,5 +1,8 @@
 package io.flexlink.bench;
 
+import com.google.gson.JsonArray;
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
 import io.flexlink.runtime.Backend;
 import io.flexlink.topo.GpuInfo;
 import io.flexlink.topo.Topology;
@@ -67,33 +70,45 @@ final class BackendFacts {
     }
 
     /** The {@code topology} object of the JSON. */
-    void write(JsonWriter w) {
-        w.key("topology").beginObject()
-                .field("backend", name)
-                .field("description", description)
-                .field("device_count", deviceCount)
-                .field("primary_transport", primaryTransport)
-                .field("fingerprint", fingerprint)
-                .field("library_versions", topology == null ? null : topology.libraryVersion());
-        w.key("gpus");
+    JsonObject json() {
+        JsonObject t = new JsonObject();
+        t.addProperty("backend", name);
+        t.addProperty("description", description);
+        t.addProperty("device_count", deviceCount);
+        t.addProperty("primary_transport", primaryTransport);
+        t.addProperty("fingerprint", fingerprint);
+        t.add("library_versions", JsonReport.string(topology == null ? null : topology.libraryVersion()));
         if (topology == null) {
-            w.nullValue(); // not probed by this backend
-        } else {
-            w.beginArray();
-            for (GpuInfo g : topology.gpus()) {
-                w.beginObject()
-                        .field("ordinal", g.ordinal())
-                        .field("model", g.model())
-                        .field("pci_bus_id", g.pciBusId())
-                        .field("pcie_generation", g.pcieGeneration())
-                        .field("pcie_width", g.pcieWidth())
-                        .field("numa_node", g.numaNode())
-                        .field("nvlink_count", g.nvlinkCount())
-                        .field("memory_bytes", g.memoryBytes())
-                        .endObject();
-            }
-            w.endArray();
+            t.add("gpus", JsonNull.INSTANCE); // not probed by this backend
+            return t;
         }
-        w.endObject();
+        JsonArray gpus = new JsonArray();
+        for (GpuInfo g : topology.gpus()) {
+            JsonObject o = new JsonObject();
+            o.addProperty("ordinal", g.ordinal());
+            o.addProperty("model", g.model());
+            o.addProperty("pci_bus_id", g.pciBusId());
+            o.addProperty("pcie_generation", g.pcieGeneration());
+            o.addProperty("pcie_width", g.pcieWidth());
+            o.addProperty("numa_node", g.numaNode());
+            o.addProperty("nvlink_count", g.nvlinkCount());
+            o.addProperty("memory_bytes", g.memoryBytes());
+            gpus.add(o);
+        }
+        t.add("gpus", gpus);
+        return t;
+    }
+
+    /**
+     * nccl-tests' {@code nccl-library=} code of the primary transport's NCCL (major x 10000 + minor x 100 +
+     * patch), or {@code none} where the primary transport is not NCCL (the host backend).
+     */
+    String ncclLibraryCode() {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("NCCL (\\d+)\\.(\\d+)\\.(\\d+)").matcher(primaryTransport);
+        if (!m.find()) {
+            return "none";
+        }
+        return String.valueOf(Integer.parseInt(m.group(1)) * 10000 + Integer.parseInt(m.group(2)) * 100
+                + Integer.parseInt(m.group(3)));
     }
 }

@@ -56,7 +56,12 @@ final class DataCheck {
      * Computes the expected outputs, poisons every rank's output and writes every rank's input, at the
      * addresses {@code ws} has laid out for this call.
      */
-    void prepare(Workspace ws, Collective c, long count, DataType type, ReduceOp op, int root, long seed) {
+    void prepare(Workspace ws, CallSpec call, long seed) {
+        Collective c = call.collective.collective();
+        DataType type = call.type;
+        ReduceOp op = call.op;
+        int root = call.root;
+        long count = call.shape.count;
         this.collective = c;
         this.type = type;
         this.count = count;

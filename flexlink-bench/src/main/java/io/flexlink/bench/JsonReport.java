@@ -1,5 +1,11 @@
 package io.flexlink.bench;
 
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonPrimitive;
 import io.flexlink.CommStats;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.config.Setting;
@@ -12,186 +18,240 @@ import java.util.List;
 /**
  * --json FILE: every row with all its columns, the environment (backend, ranks, devices, versions,
  * topology as the backend reports it, configuration) and each path's totals from
- * {@link io.flexlink.Communicator#stats()}. Written by hand (no JSON library). Field names follow
- * nccl-tests' own JSON output where it has one.
+ * {@link io.flexlink.Communicator#stats()}. Field names follow nccl-tests' own JSON output where it has
+ * one ({@code config}, {@code results} with {@code out_of_place}/{@code in_place}, {@code *_per_iter},
+ * {@code out_of_bounds}, {@code average_bus_bandwidth}). Numbers that are not finite are written as null.
  */
 final class JsonReport {
     private JsonReport() {
     }
 
-    static void write(Path file, PerfOptions o, RunEnv env, List<String> auxPaths, List<Row> rows, Row.Basis basis,
-                      ShareMeter flex, ShareMeter base, ResultTable table, Gate gate, boolean gatePassed)
-            throws IOException {
-        JsonWriter w = new JsonWriter();
-        w.beginObject();
-        w.field("tool", "flexlink-perf");
-        w.field("collective", o.collective.testName());
-        w.key("versions").beginObject()
-                .field("flexlink", RunEnv.flexlinkVersion())
-                .field("java", RunEnv.javaVersion())
-                .field("os", System.getProperty("os.name") + " " + System.getProperty("os.arch"))
-                .field("primary_transport", env.facts.primaryTransport)
-                .field("backend_libraries", env.facts.topology == null ? null : env.facts.topology.libraryVersion())
-                .endObject();
-        environment(w, env);
-        env.facts.write(w);
+    static void write(Path file, PerfOptions o, Sweep.RunParts p, List<Row> rows, Row.Basis basis, ResultTable table,
+                      Gate gate, boolean gatePassed) throws IOException {
+        RunEnv env = p.env;
+        JsonObject doc = new JsonObject();
+        doc.addProperty("tool", "flexlink-perf");
+        doc.addProperty("collective", o.collective.testName());
+        JsonObject versions = new JsonObject();
+        versions.addProperty("flexlink", RunEnv.flexlinkVersion());
+        versions.addProperty("nccl_tests_compatible", PerfHeader.NCCL_TESTS_VERSION);
+        versions.addProperty("java", RunEnv.javaVersion());
+        versions.addProperty("os", System.getProperty("os.name") + " " + System.getProperty("os.arch"));
+        versions.addProperty("primary_transport", env.facts.primaryTransport);
+        versions.add("backend_libraries", string(env.facts.topology == null ? null : env.facts.topology.libraryVersion()));
+        doc.add("versions", versions);
+        doc.add("environment", environment(env));
+        doc.add("topology", env.facts.json());
         // what vs, the gate and the plot compare: busbw, or algbw where busbw is 0 (one rank)
-        w.field("vs_basis", basis.label());
-        options(w, o);
-        settings(w, env.config);
-        w.key("aux_paths").beginArray();
-        for (String p : auxPaths) {
-            w.value(p);
-        }
-        w.endArray();
-        w.key("results").beginArray();
+        doc.addProperty("vs_basis", basis.label());
+        doc.add("baseline", baseline(p));
+        doc.add("config", options(o));
+        doc.add("settings", settings(env.config));
+        JsonArray aux = new JsonArray();
+        p.meter.auxPaths().forEach(aux::add);
+        doc.add("aux_paths", aux);
+        JsonArray results = new JsonArray();
         for (Row r : rows) {
-            row(w, r, auxPaths);
+            results.add(row(r, p.meter.auxPaths()));
         }
-        w.endArray();
-        w.key("path_totals").beginObject();
-        totals(w, "flexlink", flex);
-        if (base != null) {
-            totals(w, "baseline", base);
-        }
-        w.endObject();
-        w.key("out_of_bounds").beginObject()
-                .field("count", table.wrong())
-                .field("okay", table.wrong() == 0)
-                .endObject();
-        w.key("average_bus_bandwidth").beginObject()
-                .field("bandwidth", table.averageBusBw())
-                .endObject();
+        doc.add("results", results);
+        JsonObject totals = new JsonObject();
+        totals.add("flexlink", totals(p.meter));
+        doc.add("path_totals", totals);
+        JsonObject oob = new JsonObject();
+        oob.addProperty("count", table.failedRuns());
+        oob.addProperty("wrong_elements", table.wrong());
+        oob.addProperty("okay", table.failedRuns() == 0);
+        doc.add("out_of_bounds", oob);
+        JsonObject avg = new JsonObject();
+        avg.add("bandwidth", number(table.averageBusBw()));
+        avg.add("okay", Double.isNaN(o.minAverageBusBw) ? new JsonPrimitive("unchecked")
+                : new JsonPrimitive(table.averagePasses(o.minAverageBusBw)));
+        doc.add("average_bus_bandwidth", avg);
         if (gate != null) {
-            w.key("gate").beginObject().field("min", gate.min);
-            w.key("large");
-            if (Double.isNaN(gate.large)) {
-                w.nullValue();
-            } else {
-                w.value(gate.large);
-            }
-            w.field("passed", gatePassed);
-            w.key("failures").beginArray();
-            for (String f : gate.failures()) {
-                w.value(f);
-            }
-            w.endArray().endObject();
+            JsonObject g = new JsonObject();
+            g.add("min", number(gate.min));
+            g.add("large", number(gate.large));
+            g.addProperty("passed", gatePassed);
+            JsonArray failures = new JsonArray();
+            gate.failures().forEach(failures::add);
+            g.add("failures", failures);
+            doc.add("gate", g);
         }
-        w.endObject();
         Path parent = file.toAbsolutePath().getParent();
         if (parent != null) {
             Files.createDirectories(parent);
         }
-        Files.write(file, (w + "\n").getBytes(StandardCharsets.UTF_8));
+        String text = new GsonBuilder().setPrettyPrinting().serializeNulls().disableHtmlEscaping().create().toJson(doc);
+        Files.write(file, (text + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
-    private static void environment(JsonWriter w, RunEnv env) {
-        w.key("environment").beginObject()
-                .field("backend", env.backend)
-                .field("backend_note", env.backendNote)
-                .field("backend_description", env.backendDescription)
-                .field("device_count", env.deviceCount)
-                .field("ranks", env.devices.length)
-                .field("host", env.host)
-                .field("pid", env.pid);
-        w.key("devices").beginArray();
+    /** A number, or null where it is not finite (JSON has no NaN). */
+    static JsonElement number(double v) {
+        return Double.isFinite(v) ? new JsonPrimitive(v) : JsonNull.INSTANCE;
+    }
+
+    static JsonElement string(String s) {
+        return s == null ? JsonNull.INSTANCE : new JsonPrimitive(s);
+    }
+
+    private static JsonObject environment(RunEnv env) {
+        JsonObject e = new JsonObject();
+        e.addProperty("backend", env.backend);
+        e.addProperty("backend_note", env.backendNote);
+        e.add("backend_detail", string(env.backendDetail));
+        e.addProperty("backend_description", env.backendDescription);
+        e.addProperty("device_count", env.deviceCount);
+        e.addProperty("ranks", env.devices.length);
+        e.addProperty("host", env.host);
+        e.addProperty("pid", env.pid);
+        JsonArray devices = new JsonArray();
         for (int r = 0; r < env.devices.length; r++) {
-            w.beginObject().field("rank", r).field("device", env.devices[r]).field("backend", env.backend);
+            JsonObject d = new JsonObject();
+            d.addProperty("rank", r);
+            d.addProperty("device", env.devices[r]);
+            d.addProperty("backend", env.backend);
             io.flexlink.topo.GpuInfo g = env.facts.gpu(env.devices[r]);
             if (g != null) {
-                w.field("model", g.model()).field("pci_bus_id", g.pciBusId());
+                d.addProperty("model", g.model());
+                d.addProperty("pci_bus_id", g.pciBusId());
             }
-            w.endObject();
+            devices.add(d);
         }
-        w.endArray().endObject();
+        e.add("devices", devices);
+        return e;
     }
 
-    private static void options(JsonWriter w, PerfOptions o) {
-        w.key("config").beginObject()
-                .field("ngpus", o.ranks)
-                .field("minimum_bytes", o.minBytes)
-                .field("maximum_bytes", o.maxBytes);
+    private static JsonObject baseline(Sweep.RunParts p) {
+        JsonObject b = new JsonObject();
+        b.add("raw", string(p.baselines.raw == null ? null : p.baselines.raw.label()));
+        b.add("primary_only", string(p.baselines.primaryOnly == null ? null : p.baselines.primaryOnly.label()));
+        b.add("missing", string(p.baselines.missing));
+        return b;
+    }
+
+    private static JsonObject options(PerfOptions o) {
+        JsonObject c = new JsonObject();
+        c.addProperty("nthreads", o.threads);
+        c.addProperty("ngpus", o.ranksPerThread);
+        c.addProperty("minimum_bytes", o.minBytes);
+        c.addProperty("maximum_bytes", o.maxBytes);
         if (o.stepFactor > 1) {
-            w.field("step_factor", o.stepFactor);
+            c.addProperty("step_factor", o.stepFactor);
         } else {
-            w.field("step_bytes", o.stepBytes);
+            c.addProperty("step_bytes", o.stepBytes);
         }
-        w.field("warmup_iters", o.warmup)
-                .field("iterations", o.iters)
-                .field("validation", o.check)
-                .field("blocking_collectives", o.blocking != 0)
-                .field("root", o.root)
-                .field("seed", o.seed)
-                .field("baseline", o.baseline)
-                .endObject();
+        c.addProperty("warmup_iters", o.warmup);
+        c.addProperty("iterations", o.iters);
+        c.addProperty("aggregated_iterations", o.aggIters);
+        c.addProperty("run_cycles", o.cycles);
+        c.addProperty("validation", o.check);
+        c.addProperty("graph", o.graphLaunches);
+        c.addProperty("blocking_collectives", o.blocking != 0);
+        c.addProperty("blocking_mode", o.blocking);
+        c.addProperty("average", o.average);
+        c.addProperty("per_iter_timing", o.perIter == 1);
+        c.addProperty("per_iter_skip", o.perIterSkip);
+        c.addProperty("timeout", o.timeout);
+        c.addProperty("unalign", o.unalign);
+        c.addProperty("root", o.root);
+        c.addProperty("seed", o.flex.seed);
+        c.addProperty("baseline", o.flex.baseline);
+        return c;
     }
 
-    private static void settings(JsonWriter w, FlexLinkConfig config) {
-        w.key("settings").beginObject();
-        for (Setting<?> s : FlexLinkConfig.settings()) {
-            String v = config.raw(s);
-            w.field(s.property(), s == FlexLinkConfig.SECRET && !v.isEmpty() ? "(set, not shown)" : v);
+    private static JsonObject settings(FlexLinkConfig config) {
+        JsonObject s = new JsonObject();
+        for (Setting<?> setting : FlexLinkConfig.settings()) {
+            String v = config.raw(setting);
+            s.addProperty(setting.property(), setting == FlexLinkConfig.SECRET && !v.isEmpty() ? "(set, not shown)" : v);
         }
-        w.endObject();
+        return s;
     }
 
-    private static void row(JsonWriter w, Row r, List<String> auxPaths) {
-        w.beginObject()
-                .field("size", r.bytes)
-                .field("count", r.count)
-                .field("type", r.type.ncclName())
-                .field("redop", r.opName())
-                .field("root", r.root);
-        run(w, "out_of_place", r.outOfPlace);
-        run(w, "in_place", r.inPlace);
-        w.key("shares").beginObject();
+    private static JsonObject row(Row r, List<String> auxPaths) {
+        JsonObject o = new JsonObject();
+        o.addProperty("size", r.bytes);
+        o.addProperty("count", r.count);
+        o.addProperty("type", r.type.ncclName());
+        o.addProperty("redop", r.opName());
+        o.addProperty("root", r.root);
+        o.addProperty("cycle", r.cycle);
+        o.add("out_of_place", run(r.outOfPlace));
+        perIter(o, "out_of_place_per_iter", r.outOfPlace);
+        o.add("in_place", run(r.inPlace));
+        perIter(o, "in_place_per_iter", r.inPlace);
+        JsonObject shares = new JsonObject();
         for (int i = 0; i < auxPaths.size(); i++) {
-            w.field(auxPaths.get(i), i < r.shares.length ? r.shares[i] : 0);
+            shares.add(auxPaths.get(i), number(i < r.shares.length ? r.shares[i] : 0));
         }
-        w.endObject();
+        o.add("shares", shares);
         if (r.baseline != null) {
-            run(w, "baseline", r.baseline);
-            w.field("vs", r.vs());
+            o.add("baseline", run(r.baseline));
+            o.add("vs", number(r.vs()));
         }
-        w.endObject();
+        if (r.primaryOnly != null) {
+            o.add("primary_only", run(r.primaryOnly));
+            o.add("prim", number(r.primaryVs()));
+        }
+        return o;
     }
 
-    private static void run(JsonWriter w, String name, Row.Run run) {
-        w.key(name);
+    private static JsonElement run(Row.Run run) {
         if (run == null) {
-            w.nullValue();
+            return JsonNull.INSTANCE;
+        }
+        JsonObject o = new JsonObject();
+        o.add("time", number(run.timeUs));
+        o.add("alg_bw", number(run.algBw));
+        o.add("bus_bw", number(run.busBw));
+        o.add("nwrong", run.wrong < 0 ? JsonNull.INSTANCE : new JsonPrimitive(run.wrong));
+        return o;
+    }
+
+    /** nccl-tests' per-iteration object of -I: the statistics and every iteration's time. */
+    private static void perIter(JsonObject row, String key, Row.Run run) {
+        IterStats s = run == null ? null : run.iterations;
+        if (s == null) {
             return;
         }
-        w.beginObject()
-                .field("time", run.timeUs)
-                .field("alg_bw", run.algBw)
-                .field("bus_bw", run.busBw);
-        w.key("nwrong");
-        if (run.wrong < 0) {
-            w.nullValue();
-        } else {
-            w.value(run.wrong);
+        JsonObject o = new JsonObject();
+        o.addProperty("skipped_iterations", s.skipped);
+        o.add("min_us", number(s.min * 1e6));
+        o.add("max_us", number(s.max * 1e6));
+        o.add("avg_us", number(s.mean * 1e6));
+        o.add("p50_us", number(s.p50 * 1e6));
+        o.add("p95_us", number(s.p95 * 1e6));
+        o.add("p99_us", number(s.p99 * 1e6));
+        o.add("stdev_us", number(s.stdev * 1e6));
+        o.add("cv_pct", number(s.cvPercent()));
+        JsonArray times = new JsonArray();
+        for (double t : s.times) {
+            times.add(number(t * 1e6));
         }
-        w.endObject();
+        o.add("times_us", times);
+        row.add(key, o);
     }
 
-    private static void totals(JsonWriter w, String name, ShareMeter meter) {
-        w.key(name).beginArray();
+    private static JsonArray totals(ShareMeter meter) {
+        JsonArray ranks = new JsonArray();
         List<List<CommStats.PathTotals>> perRank = meter.perRank();
         for (int r = 0; r < perRank.size(); r++) {
-            w.beginObject().field("rank", r);
-            w.key("paths").beginArray();
+            JsonObject rank = new JsonObject();
+            rank.addProperty("rank", r);
+            JsonArray paths = new JsonArray();
             for (CommStats.PathTotals t : perRank.get(r)) {
-                w.beginObject()
-                        .field("path", t.path())
-                        .field("calls", t.calls())
-                        .field("bytes", t.bytes())
-                        .field("seconds", t.seconds())
-                        .field("timed_calls", t.timedCalls())
-                        .endObject();
+                JsonObject p = new JsonObject();
+                p.addProperty("path", t.path());
+                p.addProperty("calls", t.calls());
+                p.addProperty("bytes", t.bytes());
+                p.add("seconds", number(t.seconds()));
+                p.addProperty("timed_calls", t.timedCalls());
+                paths.add(p);
             }
-            w.endArray().endObject();
+            rank.add("paths", paths);
+            ranks.add(rank);
         }
-        w.endArray();
+        return ranks;
     }
 }

@@ -17,9 +17,9 @@ public final class PerfMain {
     public static final int EXIT_OK = 0;
     /** A wrong element or a failed collective. */
     public static final int EXIT_FAILED = 1;
-    /** A usage error: bad option, unknown collective or type, a backend that is not there. */
+    /** A usage error: bad option, unknown collective or type, a backend that is not there, a feature FlexLink lacks. */
     public static final int EXIT_USAGE = 2;
-    /** --gate failed. */
+    /** --gate or NCCL_TESTS_MIN_BW failed. */
     public static final int EXIT_GATE = 3;
 
     private static final String NAME = "flexlink-perf";
@@ -72,18 +72,23 @@ public final class PerfMain {
             return EXIT_OK;
         }
         try {
-            if (options.replot != null) {
-                if (options.plot == null) {
+            if (options.flex.replot != null) {
+                if (options.flex.plot == null) {
                     err.println(NAME + ": --replot needs --plot FILE.png");
                     return EXIT_USAGE;
                 }
-                Replot.replot(options.replot, options.plot);
+                OptionChecks.writable("--plot", options.flex.plot);
+                Replot.replot(options.flex.replot, options.flex.plot);
                 return EXIT_OK;
             }
-            options.validate();
+            OptionChecks.validate(options);
             // with --from-env only rank 0 prints the table; the others report problems on stderr
             PrintStream table = options.printsTable() ? out : new PrintStream(java.io.OutputStream.nullOutputStream());
-            return new PerfRunner(options, table, err, tamper).run();
+            return new PerfRunner(options, table, err, tamper, Progress.forStderr(err)).run();
+        } catch (StreamWait.Timeout e) {
+            out.flush();
+            err.println(NAME + ": " + e.getMessage() + "; every communicator was aborted");
+            return EXIT_FAILED;
         } catch (FlexLinkException e) {
             out.flush();
             if (e.result() == Result.INVALID_ARGUMENT) {

@@ -1,39 +1,47 @@
 package io.flexlink.bench;
 
-import io.flexlink.Collective;
 import io.flexlink.DataType;
-import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
-import io.flexlink.config.ByteSizes;
-import io.flexlink.config.FlexLinkConfig;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.TypeConversionException;
 
 /**
- * The command line of flexlink-perf: nccl-tests' options with their meanings, plus FlexLink's own.
- * Values are converted and range-checked while parsing, so every mistake is a picocli
- * {@code ParameterException} (exit code 2) before anything runs.
+ * The command line of flexlink-perf: nccl-tests 2.19's options with their meanings (here), FlexLink's
+ * own in {@link FlexOptions}. Values are converted while parsing; what single options cannot check,
+ * {@link OptionChecks} does before anything runs. Every mistake is exit code 2.
  */
-@Command(name = "flexlink-perf", sortOptions = false, mixinStandardHelpOptions = true,
+@Command(name = "flexlink-perf", sortOptions = false,
         versionProvider = PerfOptions.Version.class,
         description = "nccl-tests-compatible benchmark of FlexLink's collectives.%n"
-                + "COLLECTIVE is all_reduce, all_gather, reduce_scatter, broadcast or reduce.",
-        footer = "%nExit codes: 0 ok, 1 wrong results or a failed collective, 2 usage error, 3 gate failed.")
+                + "COLLECTIVE is all_reduce, all_gather, reduce_scatter, broadcast or reduce (nccl-tests' alltoall, "
+                + "gather, scatter, sendrecv and hypercube are refused: FlexLink has no such collective yet).",
+        footer = "%nExit codes: 0 ok, 1 wrong results, a failed collective or a timeout (-T), 2 usage error "
+                + "or a feature FlexLink lacks, 3 gate or NCCL_TESTS_MIN_BW failed.")
 public final class PerfOptions {
-    @Parameters(index = "0", paramLabel = "COLLECTIVE", converter = CollectiveConverter.class,
-            description = "all_reduce | all_gather | reduce_scatter | broadcast | reduce")
-    Collective collective;
+    @Parameters(index = "0", paramLabel = "COLLECTIVE", description = "all_reduce | all_gather | reduce_scatter | "
+            + "broadcast | reduce")
+    String collectiveName;
+
+    /** The collective's row of nccl-tests' table, from COLLECTIVE. */
+    PerfCollective collective;
+
+    @Option(names = {"-t", "--nthreads"}, paramLabel = "THREADS", defaultValue = "1",
+            description = "Threads in this process, each driving -g ranks. Default: ${DEFAULT-VALUE}.")
+    int threads;
+
+    @Option(names = {"-g", "--ngpus"}, paramLabel = "RANKS", defaultValue = "1",
+            description = "Ranks per thread, on devices 0..t*g-1 (wrapping when there are fewer devices).")
+    int ranksPerThread;
 
     @Option(names = {"-b", "--minbytes"}, paramLabel = "BYTES", defaultValue = "32M", converter = SizeConverter.class,
-            description = "Smallest size (K, M, G suffixes). Default: ${DEFAULT-VALUE}.")
+            description = "Smallest size (K, M, G: binary; fractions such as 1.5G). Default: ${DEFAULT-VALUE}.")
     long minBytes;
 
     @Option(names = {"-e", "--maxbytes"}, paramLabel = "BYTES", defaultValue = "32M", converter = SizeConverter.class,
@@ -48,19 +56,23 @@ public final class PerfOptions {
             description = "Multiplicative step (wins over -i when above 1). Default: ${DEFAULT-VALUE}.")
     long stepFactor;
 
-    @Option(names = {"-g", "--ngpus"}, paramLabel = "RANKS", defaultValue = "1",
-            description = "Ranks in this process, on devices 0..RANKS-1 (wrapping when RANKS exceeds the devices).")
-    int ranks;
-
-    @Option(names = {"-n", "--iters"}, defaultValue = "20", description = "Timed iterations. Default: ${DEFAULT-VALUE}.")
+    @Option(names = {"-n", "--iters"}, paramLabel = "N", defaultValue = "20", description = "Timed iterations. Default: ${DEFAULT-VALUE}.")
     int iters;
 
-    @Option(names = {"-w", "--warmup_iters"}, defaultValue = "5",
-            description = "Warm-up iterations per size. Default: ${DEFAULT-VALUE}.")
+    @Option(names = {"-m", "--agg_iters"}, paramLabel = "N", defaultValue = "1",
+            description = "Calls aggregated in one group per iteration. Default: ${DEFAULT-VALUE}.")
+    int aggIters;
+
+    @Option(names = {"-w", "--warmup_iters"}, paramLabel = "N", defaultValue = "1",
+            description = "Warm-up iterations at each size of a doubling sweep before timing. Default: ${DEFAULT-VALUE}.")
     int warmup;
 
-    @Option(names = {"-c", "--check"}, paramLabel = "0|1", defaultValue = "1",
-            description = "Check every element of every result. Default: ${DEFAULT-VALUE}.")
+    @Option(names = {"-N", "--run_cycles"}, paramLabel = "N", defaultValue = "1",
+            description = "Runs of the size sweep, each printed; 0 runs until interrupted. Default: ${DEFAULT-VALUE}.")
+    int cycles;
+
+    @Option(names = {"-c", "--check"}, paramLabel = "N", defaultValue = "1",
+            description = "Check every element of N calls' results, each on fresh data (0: none). Default: ${DEFAULT-VALUE}.")
     int check;
 
     @Option(names = {"-d", "--datatype"}, paramLabel = "TYPE|all", defaultValue = "float",
@@ -72,173 +84,79 @@ public final class PerfOptions {
     List<DataType> types;
 
     @Option(names = {"-o", "--op"}, paramLabel = "OP|all", defaultValue = "sum",
-            description = "sum prod max min avg, a comma list, or all. Default: ${DEFAULT-VALUE}.")
+            description = "sum prod max min avg, a comma list, or all (mulsum is refused: no PreMulSum yet). "
+                    + "Default: ${DEFAULT-VALUE}.")
     String opsText;
 
     /** The reduction operations, from -o. */
     List<ReduceOp> ops;
 
-    @Option(names = {"-r", "--root"}, defaultValue = "0",
-            description = "Root of broadcast and reduce; -1 runs every root. Default: ${DEFAULT-VALUE}.")
+    @Option(names = {"-r", "--root"}, paramLabel = "ROOT|all", defaultValue = "0", converter = RootConverter.class,
+            description = "Root of broadcast and reduce; all (or -1) runs every root. Default: ${DEFAULT-VALUE}.")
     int root;
 
-    @Option(names = {"-z", "--blocking"}, paramLabel = "0|1", defaultValue = "0",
-            description = "Synchronize after every iteration. Default: ${DEFAULT-VALUE}.")
+    @Option(names = {"-z", "--blocking"}, paramLabel = "0-3", defaultValue = "0",
+            description = "0 non-blocking; 1 wait and barrier after each call (-m); 2 wait after each call, no barrier; "
+                    + "3 wait and barrier after each iteration (-n), the time excluding the barrier. Default: ${DEFAULT-VALUE}.")
     int blocking;
 
-    @Option(names = "--backend", paramLabel = "auto|host|cuda", defaultValue = "auto",
-            description = "Runtime backend. Default: ${DEFAULT-VALUE}.")
-    String backend;
+    @Option(names = {"-a", "--average"}, paramLabel = "0-3", defaultValue = "1",
+            description = "How the threads' and processes' times combine: 0 rank 0's, 1 average, 2 min, 3 max. "
+                    + "Default: ${DEFAULT-VALUE}.")
+    int average;
 
-    @Option(names = "--paths", paramLabel = "LIST", description = "Paths to split over, e.g. primary,pcie.")
-    String paths;
+    @Option(names = {"-I", "--per_iter_timing"}, paramLabel = "0|1", defaultValue = "0",
+            description = "Time each iteration with events and print i_min, i_max, i_p99, i_cv%% after each time "
+                    + "column. Default: ${DEFAULT-VALUE}.")
+    int perIter;
 
-    @Option(names = "--share", paramLabel = "SHARES", description = "Fixed shares, e.g. pcie=0.2, or auto.")
-    String share;
+    @Option(names = {"-K", "--per_iter_skip"}, paramLabel = "N", defaultValue = "0",
+            description = "Leave the first N iterations out of the -I columns (the JSON keeps them). Default: ${DEFAULT-VALUE}.")
+    int perIterSkip;
 
-    @Option(names = "--chunk", paramLabel = "BYTES", description = "Staging chunk (and slot) size.")
-    String chunk;
+    @Option(names = {"-T", "--timeout"}, paramLabel = "SECONDS", defaultValue = "0",
+            description = "Abort when a wait for the collectives takes longer (exit 1); 0: no timeout. Default: ${DEFAULT-VALUE}.")
+    int timeout;
 
-    @Option(names = "--slots", paramLabel = "N", description = "Staging slots per producer.")
-    String slots;
+    @Option(names = {"-u", "--unalign"}, paramLabel = "ELEMENTS", defaultValue = "0",
+            description = "Misalign send and receive buffers by this many elements. Default: ${DEFAULT-VALUE}.")
+    int unalign;
 
-    @Option(names = "--min-split", paramLabel = "BYTES", description = "Calls below this size stay on the primary path.")
-    String minSplit;
+    @Option(names = {"-G", "--cudagraph"}, paramLabel = "LAUNCHES", defaultValue = "0",
+            description = "CUDA graph launches: refused, FlexLink cannot capture its collectives yet (0 only).")
+    int graphLaunches;
 
-    @Option(names = "--emulate", paramLabel = "LINKS",
-            description = "Host backend: emulated link speeds per path (primary, pcie, nvshmem) in GB/s, MB/s "
-                    + "or KB/s, with an optional latency per chunk in ns, us or ms, "
-                    + "e.g. primary:400MB/s,pcie:100MB/s@50us.")
-    String emulate;
+    @Option(names = {"-R", "--local_register"}, paramLabel = "0|1|2", defaultValue = "0",
+            description = "Buffer registration: refused, FlexLink has no registration yet (0 only).")
+    int register;
 
-    @Option(names = "--history", description = "Print the balancer's decisions (the convergence trace) at the end.")
-    boolean history;
+    @Mixin
+    FlexOptions flex = new FlexOptions();
 
-    @Option(names = "--seed", defaultValue = "42", description = "Seed of the checked data. Default: ${DEFAULT-VALUE}.")
-    long seed;
+    // no -V: nccl-tests uses it for the device CTA count, which must not print a version and exit 0
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean help;
 
-    @Option(names = "--baseline",
-            description = "Also time the primary path alone and print vs = FlexLink busbw / baseline busbw "
-                    + "(algbw on one rank, where busbw is 0).")
-    boolean baseline;
+    @Option(names = "--version", versionHelp = true, description = "Print the version and exit.")
+    boolean version;
 
-    @Option(names = "--json", paramLabel = "FILE", description = "Write every row and the environment as JSON.")
-    Path json;
-
-    @Option(names = "--plot", paramLabel = "FILE.png", description = "Plot busbw and shares against size.")
-    Path plot;
-
-    @Option(names = "--replot", paramLabel = "FILE.json",
-            description = "Only draw --plot from the JSON of an earlier run (for runs where Java has no java.desktop).")
-    Path replot;
-
-    @Option(names = "--gate", paramLabel = "MIN[,LARGE]",
-            description = "With --baseline: exit 3 when out-of-place busbw < MIN x baseline at any size, "
-                    + "or < LARGE x baseline at sizes >= 64M.")
-    String gate;
-
-    @Option(names = {"-v", "--verbose"}, description = "Log FlexLink's INFO lines on stderr.")
-    boolean verbose;
-
-    @Option(names = "--from-env", description = "Run as one rank of a multi-process job, one process per rank, "
-            + "from torchrun's RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (-g must be 1): rank 0 "
-            + "prints the table, every process checks its own results and exits with its own code.")
-    boolean fromEnv;
-
-    /** The environment --from-env reads (the process's; tests inject one). */
-    java.util.Map<String, String> environment = System.getenv();
+    /** The environment: --from-env's variables and NCCL_TESTS_* (the process's; tests inject one). */
+    Map<String, String> environment = System.getenv();
 
     /** This process's place in a --from-env job, or null. */
     io.flexlink.bootstrap.LaunchEnv launch;
 
-    /** Checks what single options cannot; throws FlexLinkException INVALID_ARGUMENT (exit code 2). */
-    void validate() {
-        types = parseTypes(typesText);
-        ops = parseOps(opsText);
-        require(ranks >= 1, "-g: at least one rank is needed, got " + ranks);
-        if (fromEnv) {
-            require(ranks == 1, "-g: must be 1 (or absent) with --from-env: each process is one rank, got " + ranks);
-            launch = io.flexlink.bootstrap.LaunchEnv.parse(environment);
-        }
-        require(iters >= 1, "-n: at least one iteration is needed, got " + iters);
-        require(warmup >= 0, "-w: must not be negative, got " + warmup);
-        require(check >= 0, "-c: must be 0 or 1, got " + check);
-        require(blocking == 0 || blocking == 1, "-z: must be 0 or 1, got " + blocking);
-        require(stepFactor >= 1, "-f: must be at least 1, got " + stepFactor);
-        require(minBytes <= maxBytes, "-b " + minBytes + " is larger than -e " + maxBytes);
-        if (stepFactor > 1) {
-            require(minBytes > 0, "-b: must be positive with -f");
-        } else {
-            require(stepBytes > 0 || minBytes == maxBytes, "-i: must be positive");
-        }
-        require(root >= -1 && root < worldSize(), "-r: root " + root + " is not a rank of " + worldSize()
-                + " (or -1 for all)");
-        String b = backend.toLowerCase(Locale.ROOT);
-        require(b.equals("auto") || b.equals("host") || b.equals("cuda"),
-                "--backend: '" + backend + "' is not one of auto|host|cuda");
-        backend = b;
-        if (gate != null) {
-            require(baseline, "--gate needs --baseline");
-            Gate.parse(gate);
-        }
+    /** NCCL_TESTS_MIN_BW: the average busbw below 0.9 x which the run fails (exit 3), or NaN. */
+    double minAverageBusBw = Double.NaN;
+
+    /** Ranks driven by this process: -t x -g. */
+    int localRanks() {
+        return threads * ranksPerThread;
     }
 
-    /** The FlexLink configuration these options ask for (unset settings come from properties, environment, defaults). */
-    FlexLinkConfig config() {
-        FlexLinkConfig.Builder cb = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, backend);
-        if (paths != null) {
-            cb.set(FlexLinkConfig.PATHS, paths);
-        }
-        if (share != null) {
-            cb.set(FlexLinkConfig.SHARE, share);
-        }
-        if (chunk != null) {
-            cb.set(FlexLinkConfig.CHUNK_BYTES, chunk);
-        }
-        if (slots != null) {
-            cb.set(FlexLinkConfig.SLOTS, slots);
-        }
-        if (minSplit != null) {
-            cb.set(FlexLinkConfig.MIN_SPLIT_BYTES, minSplit);
-        }
-        if (emulate != null) {
-            cb.set(FlexLinkConfig.EMULATE, emulate);
-        }
-        FlexLinkConfig c = cb.build();
-        // parse every setting now, so that a bad value is a usage error before anything runs
-        c.paths();
-        c.shares();
-        c.chunkBytes();
-        c.slots();
-        c.minSplitBytes();
-        c.hostDevices();
-        io.flexlink.runtime.host.Emulation.parse(c.emulate());
-        return c;
-    }
-
-    /** The operations rows run: the -o list for reductions, a single (unused) one for data movement. */
-    List<ReduceOp> rowOps() {
-        return collective.reduces() ? ops : List.of(ReduceOp.SUM);
-    }
-
-    /** The roots rows run: -r, or every rank for -1 (broadcast and reduce only). */
-    List<Integer> rowRoots() {
-        if (collective != Collective.BROADCAST && collective != Collective.REDUCE) {
-            return List.of(-1);
-        }
-        if (root >= 0) {
-            return List.of(root);
-        }
-        List<Integer> all = new ArrayList<>();
-        for (int r = 0; r < worldSize(); r++) {
-            all.add(r);
-        }
-        return all;
-    }
-
-    /** Ranks of the communicator: -g, or WORLD_SIZE with --from-env. */
+    /** Ranks of the communicator: -t x -g, or WORLD_SIZE with --from-env. */
     int worldSize() {
-        return launch != null ? launch.worldSize : ranks;
+        return launch != null ? launch.worldSize : localRanks();
     }
 
     /** The rank of this process's first rank (its only one with --from-env). */
@@ -256,70 +174,59 @@ public final class PerfOptions {
         return stepFactor > 1 ? stepFactor + "(factor)" : stepBytes + "(bytes)";
     }
 
-    private static void require(boolean ok, String message) {
-        if (!ok) {
-            throw new FlexLinkException(io.flexlink.Result.INVALID_ARGUMENT, message);
+    /** The operations rows run: the -o list for reductions, a single (unused) one otherwise. */
+    List<ReduceOp> rowOps() {
+        return collective.reduces() ? ops : List.of(ReduceOp.SUM);
+    }
+
+    /** The roots rows run: -r, or every rank for all (rooted collectives only); -1 for the others. */
+    List<Integer> rowRoots() {
+        if (!collective.rooted()) {
+            return List.of(-1);
         }
+        if (root >= 0) {
+            return List.of(root);
+        }
+        List<Integer> all = new ArrayList<>();
+        for (int r = 0; r < worldSize(); r++) {
+            all.add(r);
+        }
+        return all;
     }
 
     // ---- converters: each failure becomes one line on stderr and exit code 2 ----
-
-    static final class CollectiveConverter implements ITypeConverter<Collective> {
-        @Override
-        public Collective convert(String value) {
-            try {
-                return Collective.parse(value);
-            } catch (FlexLinkException e) {
-                throw new TypeConversionException("unknown collective '" + value
-                        + "' (all_reduce, all_gather, reduce_scatter, broadcast, reduce)");
-            }
-        }
-    }
 
     static final class SizeConverter implements ITypeConverter<Long> {
         @Override
         public Long convert(String value) {
             try {
-                return ByteSizes.parse(value);
-            } catch (FlexLinkException e) {
-                throw new TypeConversionException("'" + value + "' is not a size in bytes (e.g. 1024, 64K, 8M, 1G)");
+                return NcclSize.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(e.getMessage());
             }
         }
     }
 
-    static List<DataType> parseTypes(String value) {
-        if (value.equalsIgnoreCase("all")) {
-            return Arrays.asList(DataType.values());
-        }
-        List<DataType> out = new ArrayList<>();
-        for (String t : value.split(",")) {
-            DataType d = DataType.parse(t.trim());
-            if (!out.contains(d)) {
-                out.add(d);
+    static final class RootConverter implements ITypeConverter<Integer> {
+        @Override
+        public Integer convert(String value) {
+            if (value.equalsIgnoreCase("all")) {
+                return -1;
+            }
+            try {
+                return Integer.decode(value.trim());
+            } catch (NumberFormatException e) {
+                throw new TypeConversionException("'" + value + "' is not a rank (or all)");
             }
         }
-        return out;
-    }
-
-    static List<ReduceOp> parseOps(String value) {
-        if (value.equalsIgnoreCase("all")) {
-            return Arrays.asList(ReduceOp.values());
-        }
-        List<ReduceOp> out = new ArrayList<>();
-        for (String t : value.split(",")) {
-            ReduceOp o = ReduceOp.parse(t.trim());
-            if (!out.contains(o)) {
-                out.add(o);
-            }
-        }
-        return out;
     }
 
     static final class Version implements picocli.CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            return new String[] {"flexlink-perf " + io.flexlink.FlexLink.VERSION + " (Java "
-                    + System.getProperty("java.version") + ")"};
+            return new String[] {"flexlink-perf " + io.flexlink.FlexLink.VERSION + " (nccl-tests "
+                    + PerfHeader.NCCL_TESTS_VERSION + " options and output; Java " + System.getProperty("java.version")
+                    + ")"};
         }
     }
 }

@@ -53,7 +53,7 @@ final class PlotWriter {
             XYSeries[] s = combos.get(key);
             if (s == null && combos.size() < MAX_COMBOS) {
                 s = new XYSeries[] {new XYSeries(single ? "FlexLink" : "FlexLink " + key, true, true),
-                        new XYSeries(single ? "baseline (primary only)" : "baseline " + key, true, true)};
+                        new XYSeries(single ? "baseline (called directly)" : "baseline " + key, true, true)};
                 combos.put(key, s);
             }
             if (s != null) {

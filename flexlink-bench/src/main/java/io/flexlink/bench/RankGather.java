@@ -59,6 +59,55 @@ final class RankGather implements AutoCloseable {
         return gather(value)[0][0];
     }
 
+    /** Returns when every process has called it (-z 1 and -z 3's barrier between processes). */
+    void barrier() {
+        gather(0);
+    }
+
+    /** Every rank's {@code mine} (any length), indexed by rank: the lengths first, then 64 bytes per round. */
+    byte[][] gatherBytes(byte[] mine) {
+        long[][] lengths = gather(mine.length);
+        int n = lengths.length;
+        byte[][] all = new byte[n][];
+        long longest = 0;
+        for (int r = 0; r < n; r++) {
+            all[r] = new byte[(int) lengths[r][0]];
+            longest = Math.max(longest, lengths[r][0]);
+        }
+        long[] words = new long[SLOTS];
+        for (int at = 0; at < longest; at += SLOTS * 8) {
+            java.util.Arrays.fill(words, 0);
+            for (int i = 0; i < SLOTS * 8 && at + i < mine.length; i++) {
+                words[i / 8] |= (mine[at + i] & 0xFFL) << (8 * (i % 8));
+            }
+            long[][] round = gather(words);
+            for (int r = 0; r < n; r++) {
+                for (int i = 0; i < SLOTS * 8 && at + i < all[r].length; i++) {
+                    all[r][at + i] = (byte) (round[r][i / 8] >>> (8 * (i % 8)));
+                }
+            }
+        }
+        return all;
+    }
+
+    /**
+     * The processes' exchange for creating the host baseline's ring communicators ({@link PrimaryCalls}),
+     * over this gather: its ranks live in different processes, so shared memory must cross processes.
+     */
+    io.flexlink.runtime.RankExchange exchange() {
+        return new io.flexlink.runtime.RankExchange() {
+            @Override
+            public byte[][] allGather(byte[] bytes) {
+                return gatherBytes(bytes);
+            }
+
+            @Override
+            public boolean crossProcess() {
+                return true;
+            }
+        };
+    }
+
     @Override
     public void close() {
         try {

@@ -1,14 +1,19 @@
 package io.flexlink.bench;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParseException;
+import com.google.gson.JsonParser;
 import io.flexlink.DataType;
+import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
+import io.flexlink.Result;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Draws the plot of a run from its {@code --json} file, for runs made where the JRE has no
@@ -19,49 +24,61 @@ final class Replot {
     private Replot() {
     }
 
-    @SuppressWarnings("unchecked")
     static void replot(Path json, Path png) throws IOException {
-        Map<String, Object> doc = (Map<String, Object>) MiniJson.parse(Files.readString(json, StandardCharsets.UTF_8));
+        JsonObject doc;
+        try {
+            doc = JsonParser.parseString(Files.readString(json, StandardCharsets.UTF_8)).getAsJsonObject();
+        } catch (JsonParseException | IllegalStateException e) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "--replot: " + json + " is not a flexlink-perf JSON "
+                    + "report (" + e.getMessage() + ")");
+        }
         List<String> aux = new ArrayList<>();
-        for (Object p : (List<Object>) doc.get("aux_paths")) {
-            aux.add((String) p);
+        for (JsonElement p : doc.getAsJsonArray("aux_paths")) {
+            aux.add(p.getAsString());
         }
         // runs written before vs_basis existed compared busbw
-        Row.Basis basis = Row.Basis.parse((String) doc.get("vs_basis"));
+        Row.Basis basis = Row.Basis.parse(text(doc.get("vs_basis")));
         List<Row> rows = new ArrayList<>();
-        for (Object o : (List<Object>) doc.get("results")) {
-            Map<String, Object> r = (Map<String, Object>) o;
-            String op = (String) r.get("redop");
-            Row row = new Row(num(r.get("size")).longValue(), num(r.get("count")).longValue(),
-                    DataType.parse((String) r.get("type")), "none".equals(op) ? null : ReduceOp.parse(op),
-                    num(r.get("root")).intValue());
+        for (JsonElement e : doc.getAsJsonArray("results")) {
+            JsonObject r = e.getAsJsonObject();
+            String op = r.get("redop").getAsString();
+            Row row = new Row(r.get("size").getAsLong(), r.get("count").getAsLong(),
+                    DataType.parse(r.get("type").getAsString()), "none".equals(op) ? null : ReduceOp.parse(op),
+                    r.get("root").getAsInt());
             row.basis = basis;
-            row.outOfPlace = run((Map<String, Object>) r.get("out_of_place"));
-            row.inPlace = run((Map<String, Object>) r.get("in_place"));
-            if (r.get("baseline") != null) {
-                row.baseline = run((Map<String, Object>) r.get("baseline"));
+            row.outOfPlace = run(r.getAsJsonObject("out_of_place"));
+            row.inPlace = run(r.getAsJsonObject("in_place"));
+            if (present(r.get("baseline"))) {
+                row.baseline = run(r.getAsJsonObject("baseline"));
             }
-            Map<String, Object> shares = (Map<String, Object>) r.get("shares");
+            JsonObject shares = present(r.get("shares")) ? r.getAsJsonObject("shares") : null;
             row.shares = new double[aux.size()];
             for (int i = 0; i < aux.size(); i++) {
-                Object v = shares == null ? null : shares.get(aux.get(i));
-                row.shares[i] = v == null ? Double.NaN : num(v).doubleValue();
+                row.shares[i] = shares == null ? Double.NaN : num(shares.get(aux.get(i)));
             }
             rows.add(row);
         }
-        Map<String, Object> env = (Map<String, Object>) doc.get("environment");
-        String title = doc.get("collective") + ", " + num(env.get("ranks")).intValue() + " ranks, "
-                + env.get("backend") + " backend";
+        JsonObject env = doc.getAsJsonObject("environment");
+        String title = doc.get("collective").getAsString() + ", " + env.get("ranks").getAsInt() + " ranks, "
+                + env.get("backend").getAsString() + " backend";
         PlotWriter.write(png, title, rows, aux);
     }
 
-    private static Row.Run run(Map<String, Object> m) {
-        Object wrong = m.get("nwrong");
-        return new Row.Run(num(m.get("time")).doubleValue(), num(m.get("alg_bw")).doubleValue(),
-                num(m.get("bus_bw")).doubleValue(), wrong == null ? -1 : num(wrong).longValue());
+    private static boolean present(JsonElement e) {
+        return e != null && !e.isJsonNull();
     }
 
-    private static Number num(Object o) {
-        return o == null ? Double.NaN : (Number) o;
+    private static String text(JsonElement e) {
+        return present(e) ? e.getAsString() : null;
+    }
+
+    private static Row.Run run(JsonObject m) {
+        JsonElement wrong = m.get("nwrong");
+        return new Row.Run(num(m.get("time")), num(m.get("alg_bw")), num(m.get("bus_bw")),
+                present(wrong) ? wrong.getAsLong() : -1);
+    }
+
+    private static double num(JsonElement e) {
+        return present(e) ? e.getAsDouble() : Double.NaN;
     }
 }

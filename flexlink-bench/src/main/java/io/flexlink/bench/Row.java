@@ -1,15 +1,14 @@
 package io.flexlink.bench;
 
-import io.flexlink.Collective;
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import java.util.Locale;
 
 /** One line of the table: a size, type, operation and root, with its measurements. */
 final class Row {
-    /** One timed run: out of place, in place, or the baseline's. */
+    /** One timed run: out of place, in place, or a baseline's. */
     static final class Run {
-        /** Average time of one call, microseconds. */
+        /** Time of one call, microseconds (the threads' and processes' times combined by -a). */
         final double timeUs;
         /** Algorithm bandwidth, GB/s (10^9 bytes). */
         final double algBw;
@@ -17,12 +16,19 @@ final class Row {
         final double busBw;
         /** Wrong elements, or -1 when not checked. */
         final long wrong;
+        /** -I's per-iteration statistics, or null. */
+        final IterStats iterations;
 
         Run(double timeUs, double algBw, double busBw, long wrong) {
+            this(timeUs, algBw, busBw, wrong, null);
+        }
+
+        Run(double timeUs, double algBw, double busBw, long wrong, IterStats iterations) {
             this.timeUs = timeUs;
             this.algBw = algBw;
             this.busBw = busBw;
             this.wrong = wrong;
+            this.iterations = iterations;
         }
     }
 
@@ -35,7 +41,7 @@ final class Row {
         BUSBW, ALGBW;
 
         /** The basis of a sweep of {@code c} over {@code ranks} ranks. */
-        static Basis of(Collective c, int ranks) {
+        static Basis of(PerfCollective c, int ranks) {
             return c.busFactor(ranks) > 0 ? BUSBW : ALGBW;
         }
 
@@ -61,12 +67,16 @@ final class Row {
     final int root;
     Run outOfPlace;
     Run inPlace;
-    /** The primary-only run, or null without --baseline. */
+    /** The backend's own collectives called directly (NCCL, or the host ring), or null without --baseline. */
     Run baseline;
+    /** FlexLink with its primary path alone, or null without --baseline. */
+    Run primaryOnly;
     /** Each auxiliary path's share of the elements, in the header's order. */
     double[] shares = new double[0];
     /** What {@link #vs()} compares. */
     Basis basis = Basis.BUSBW;
+    /** Which -N cycle measured it (0 for the first). */
+    int cycle;
 
     Row(long bytes, long count, DataType type, ReduceOp op, int root) {
         this.bytes = bytes;
@@ -82,10 +92,19 @@ final class Row {
 
     /** FlexLink's out-of-place bandwidth ({@link #basis}) over the baseline's, or NaN without a baseline. */
     double vs() {
+        return ratio(outOfPlace);
+    }
+
+    /** The primary-only FlexLink run over the baseline: what FlexLink's engine costs when it does not split. */
+    double primaryVs() {
+        return primaryOnly == null ? Double.NaN : ratio(primaryOnly);
+    }
+
+    private double ratio(Run run) {
         if (baseline == null || !(basis.of(baseline) > 0)) {
             return Double.NaN;
         }
-        return basis.of(outOfPlace) / basis.of(baseline);
+        return basis.of(run) / basis.of(baseline);
     }
 
     long wrong() {

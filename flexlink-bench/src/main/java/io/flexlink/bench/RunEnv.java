@@ -8,8 +8,10 @@ import java.net.InetAddress;
 final class RunEnv {
     final String program;
     final String backend;
-    /** Why this backend (one line), e.g. that no GPU was found. */
+    /** Why this backend, in a few words, e.g. that no GPU was found. */
     final String backendNote;
+    /** The full reason (why CUDA cannot run here), for --verbose and the JSON; or null. */
+    String backendDetail;
     final String backendDescription;
     final int deviceCount;
     /** Transport, versions and GPUs as the backend reports them. */
@@ -22,6 +24,7 @@ final class RunEnv {
     long[] pids;
 
     RunEnv(String program, BackendFacts facts, String backendNote, int[] devices, FlexLinkConfig config) {
+        // devices: every rank of the job (gathered with --from-env)
         this.program = program;
         this.facts = facts;
         this.backend = facts.name;

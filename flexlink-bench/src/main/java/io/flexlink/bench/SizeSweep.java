@@ -1,37 +1,11 @@
 package io.flexlink.bench;
 
-import io.flexlink.Collective;
-import io.flexlink.DataType;
 import java.util.ArrayList;
 import java.util.List;
 
-/**
- * The sizes of a sweep and, per size, the element counts of each rank's buffers, with nccl-tests'
- * conventions: the printed size is the larger of the send and receive buffers in bytes; the printed
- * count is the count passed to the collective (per rank for AllGather and ReduceScatter, whose per-rank
- * counts are rounded down to 16-byte multiples); algbw is the printed size over the time.
- */
+/** The sizes of a sweep, as nccl-tests steps them (each size's buffers: {@link PerfCollective#shape}). */
 public final class SizeSweep {
     private SizeSweep() {
-    }
-
-    /** One size of one type: what the collective is called with, and what nccl-tests prints. */
-    public static final class Shape {
-        /** The count passed to the collective (nccl-tests' count column). */
-        public final long count;
-        /** Elements of each rank's send buffer. */
-        public final long sendElems;
-        /** Elements of each rank's receive buffer. */
-        public final long recvElems;
-        /** Bytes of the larger buffer (nccl-tests' size column). */
-        public final long bytes;
-
-        Shape(long count, long sendElems, long recvElems, int typeSize) {
-            this.count = count;
-            this.sendElems = sendElems;
-            this.recvElems = recvElems;
-            this.bytes = Math.max(sendElems, recvElems) * typeSize;
-        }
     }
 
     /** The sizes from {@code min} to {@code max}: times {@code factor} when it is above 1, else plus {@code step}. */
@@ -54,27 +28,18 @@ public final class SizeSweep {
         return out;
     }
 
-    /** The buffers of {@code c} for a sweep size of {@code size} bytes of {@code type} on {@code ranks} ranks. */
-    public static Shape shape(Collective c, long size, DataType type, int ranks) {
-        int sz = type.size();
-        long count = size / sz;
-        switch (c) {
-            case ALL_GATHER: {
-                long base = perRank(count, sz, ranks);
-                return new Shape(base, base, base * ranks, sz);
+    /**
+     * The sizes of nccl-tests' warm-up: {@code min}, then doubling while at most {@code max} (from 1 when
+     * {@code min} is 0).
+     */
+    public static List<Long> warmSizes(long min, long max) {
+        List<Long> out = new ArrayList<>();
+        for (long size = min; size <= max; size = size == 0 ? 1 : size * 2) {
+            out.add(size);
+            if (size > Long.MAX_VALUE / 2) {
+                break;
             }
-            case REDUCE_SCATTER: {
-                long base = perRank(count, sz, ranks);
-                return new Shape(base, base * ranks, base, sz);
-            }
-            default:
-                return new Shape(count, count, count, sz);
         }
-    }
-
-    /** {@code count / ranks} rounded down to a multiple of 16 bytes, as nccl-tests does. */
-    private static long perRank(long count, int typeSize, int ranks) {
-        long align = Math.max(1, 16 / typeSize);
-        return (count / ranks) / align * align;
+        return out;
     }
 }

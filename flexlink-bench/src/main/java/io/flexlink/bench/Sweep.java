@@ -1,7 +1,6 @@
 package io.flexlink.bench;
 
 import io.flexlink.CommStats;
-import io.flexlink.Collective;
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
@@ -10,14 +9,12 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 
 /**
- * The loops over types, operations, roots and sizes of one run: for each row lets the balancer settle
- * the size, times the collective out of place and in place, checks the results, measures the split,
- * times the baseline and prints the row; then the balancer's shares, the gate, the footer, the JSON and
- * the plot. Returns the exit code.
+ * The loops of one run, as nccl-tests' TimeTest: per type, operation and root, the -w warm-up over a
+ * doubling sweep of sizes, then -N cycles of the size sweep; per size FlexLink's balancer settles, then
+ * out of place (alternating with the baselines) and in place are timed and checked and the row printed.
+ * Then the balancer's shares, the gate, the footer, the JSON and the plot. Returns the exit code.
  */
 final class Sweep {
     /** Most calls spent letting the balancer settle one size, and how many unchanged calls mean settled. */
@@ -27,233 +24,168 @@ final class Sweep {
     private final PerfOptions o;
     private final PrintStream out;
     private final PrintStream err;
-    /** Small exchanges between the processes of a --from-env run; null otherwise. */
-    private final RankGather gather;
-    /** What vs, the gate and the plot compare. */
+    private final RunParts p;
+    private final RowBench bench;
     private final Row.Basis basis;
-    /** Test hook run before each check, or null. */
-    private final DataCheck.Tamper tamper;
-    private final Workspace ws;
-    private final Communicator[] flex;
-    private final ShareMeter fm;
-    private final Communicator[] base;
-    private final DataCheck check;
     private final List<Row> rows = new ArrayList<>();
-    private final Progress tuneProgress;
     /** Wrong elements this process found (--from-env: the table shows every rank's). */
     private long localWrong;
 
-    /** {@code base}: the baseline's communicators, or null; {@code gather} and {@code tamper} may be null. */
-    Sweep(PerfOptions o, PrintStream out, PrintStream err, RankGather gather, Workspace ws, Communicator[] flex,
-          ShareMeter fm, Communicator[] base, DataCheck check, DataCheck.Tamper tamper) {
+    /** What a run is made of, set up by {@link PerfRunner}. */
+    static final class RunParts {
+        Workspace ws;
+        FlexCalls flex;
+        ShareMeter meter;
+        Baselines baselines = Baselines.none();
+        RankGather gather;
+        Progress progress;
+        RunEnv env;
+    }
+
+    Sweep(PerfOptions o, PrintStream out, PrintStream err, RunParts p, RowBench bench) {
         this.o = o;
         this.out = out;
         this.err = err;
-        this.gather = gather;
-        this.ws = ws;
-        this.flex = flex;
-        this.fm = fm;
-        this.base = base;
-        this.check = check;
-        this.tamper = tamper;
+        this.p = p;
+        this.bench = bench;
         this.basis = Row.Basis.of(o.collective, o.worldSize());
-        this.tuneProgress = new Progress(err, TUNE_BUDGET);
     }
 
-    int run(List<Long> sizes, RunEnv env) throws IOException {
-        Collective c = o.collective;
+    int run(List<Long> sizes) throws IOException {
         List<ReduceOp> ops = o.rowOps();
         List<Integer> roots = o.rowRoots();
-        ResultTable table = new ResultTable(out, fm.auxPaths(), o.check > 0, base != null);
+        ResultTable table = new ResultTable(out, p.meter.auxPaths(), o.check > 0, p.baselines.raw != null,
+                o.perIter == 1);
         table.header();
-        Progress progress = new Progress(err, o.types.size() * ops.size() * roots.size() * sizes.size());
+        long total = (long) o.types.size() * ops.size() * roots.size() * sizes.size() * Math.max(1, o.cycles);
         long index = 0;
         for (DataType type : o.types) {
             for (ReduceOp op : ops) {
                 for (int root : roots) {
-                    for (long size : sizes) {
-                        progress.update((int) index + 1, type.ncclName() + " " + op.ncclName() + " " + size + " B");
-                        Row row = row(c, type, op, root, size, index++);
-                        progress.clear();
-                        table.row(row);
-                        rows.add(row);
+                    warmUp(type, op, root);
+                    for (int cycle = 0; o.cycles == 0 || cycle < o.cycles; cycle++) {
+                        for (long size : sizes) {
+                            p.progress.update(index + 1, total, type.ncclName() + " " + op.ncclName() + " " + size + " B");
+                            Row row = row(type, op, root, size, index++);
+                            row.cycle = cycle;
+                            p.progress.clear();
+                            table.row(row);
+                            rows.add(row);
+                        }
                     }
                 }
             }
         }
-        progress.clear();
-        balanceReport(flex[0]);
-        Gate gate = o.gate == null ? null : Gate.parse(o.gate);
+        p.progress.clear();
+        new RunReport(o, out, err).balance(p.flex.communicators()[0]);
+        Gate gate = o.flex.gate == null ? null : Gate.parse(o.flex.gate);
         boolean gatePassed = gate == null || gate.check(rows);
         if (gate != null) {
-            reportGate(gate, gatePassed);
+            new RunReport(o, out, err).gate(gate, gatePassed, rows.size());
         }
-        table.footer(env.program); // the footer stays last, as in nccl-tests
-        String title = String.format(Locale.ROOT, "%s, %d ranks, %s backend", c.testName(), o.worldSize(),
-                env.backend);
-        if (o.json != null && o.printsTable()) { // --from-env: rank 0 writes the files
-            JsonReport.write(o.json, o, env, fm.auxPaths(), rows, basis, fm, base == null ? null : new ShareMeter(base),
-                    table, gate, gatePassed);
-        }
-        if (o.plot != null && o.printsTable()) {
-            try {
-                PlotWriter.write(o.plot, title, rows, fm.auxPaths());
-            } catch (LinkageError e) {
-                // a jlinked runtime without java.desktop: the table and the JSON are still good
-                err.println("flexlink-perf: --plot skipped, this Java has no java.desktop (" + e
-                        + "); draw it elsewhere with --replot " + (o.json == null ? "RUN.json" : o.json)
-                        + " --plot " + o.plot);
-            }
+        table.footer(o.collective.programName(), o.minAverageBusBw); // the footer stays last, as in nccl-tests
+        if (o.printsTable()) { // --from-env: rank 0 writes the files
+            new RunReport(o, out, err).files(p, rows, basis, table, gate, gatePassed);
         }
         // with --from-env the table counts every rank's wrong elements, the exit code this process's own
-        long wrong = gather == null ? table.wrong() : localWrong;
+        long wrong = p.gather == null ? table.wrong() : localWrong;
         if (wrong != 0) {
-            err.println("flexlink-perf: " + wrong + " wrong elements" + (gather == null ? "" : " on rank "
+            err.println("flexlink-perf: " + wrong + " wrong elements" + (p.gather == null ? "" : " on rank "
                     + o.firstRank()) + " (see #wrong)");
             return PerfMain.EXIT_FAILED;
+        }
+        if (!table.averagePasses(o.minAverageBusBw)) {
+            err.println("flexlink-perf: Avg bus bandwidth " + CFormat.g(table.averageBusBw()) + " is below 0.9 x "
+                    + "NCCL_TESTS_MIN_BW " + CFormat.g(o.minAverageBusBw));
+            return PerfMain.EXIT_GATE;
         }
         return gatePassed ? PerfMain.EXIT_OK : PerfMain.EXIT_GATE;
     }
 
-    /** The balancer's converged shares per size bucket, and with --history its decisions. */
-    private void balanceReport(Communicator comm) {
-        CommStats stats = comm.stats();
-        if (stats.shares().isEmpty()) {
+    /** -w, as nccl-tests: at sizes -b, 2 x -b, ... up to -e, {@code -w} calls each, out of place; every target. */
+    private void warmUp(DataType type, ReduceOp op, int root) {
+        if (o.warmup == 0) {
             return;
         }
-        out.println("# Balanced shares (collective/bucket: auxiliary shares):");
-        for (Map.Entry<String, Map<String, Double>> e : stats.shares().entrySet()) {
-            StringBuilder sb = new StringBuilder("#   ").append(e.getKey());
-            for (Map.Entry<String, Double> p : e.getValue().entrySet()) {
-                sb.append(' ').append(p.getKey()).append('=').append(String.format(Locale.ROOT, "%.4f", p.getValue()));
+        for (long size : SizeSweep.warmSizes(o.minBytes, o.maxBytes)) {
+            CallSpec call = new CallSpec(o.collective, o.collective.shape(size, type, o.worldSize()), type, op, root, p.ws);
+            bench.warm(p.flex, call, o.warmup);
+            if (p.baselines.raw != null) {
+                bench.warm(p.baselines.raw, call, o.warmup);
             }
-            out.println(sb);
-        }
-        if (o.history) {
-            out.println("# Balancer decisions (rank 0):");
-            for (String line : stats.history()) {
-                out.println("#   " + line);
+            if (p.baselines.primaryOnly != null) {
+                bench.warm(p.baselines.primaryOnly, call, o.warmup);
             }
         }
-        out.flush();
     }
 
-    private void reportGate(Gate gate, boolean passed) {
-        if (passed) {
-            out.println("# Gate: passed (" + gate.describe() + ")");
-            return;
-        }
-        out.println("# Gate: FAILED (" + gate.describe() + ") in " + gate.failures().size() + " of "
-                + rows.size() + " rows:");
-        for (String f : gate.failures()) {
-            out.println("#   " + f);
-        }
-        err.println("flexlink-perf: gate failed in " + gate.failures().size() + " rows (" + gate.describe() + ")");
-    }
-
-    private Row row(Collective c, DataType type, ReduceOp op, int root, long size, long index) {
-        SizeSweep.Shape s = SizeSweep.shape(c, size, type, o.worldSize());
-        Row row = new Row(s.bytes, s.count, type, c.reduces() ? op : null, root);
+    private Row row(DataType type, ReduceOp op, int root, long size, long index) {
+        PerfCollective.Shape s = o.collective.shape(size, type, o.worldSize());
+        CallSpec call = new CallSpec(o.collective, s, type, op, root, p.ws);
+        Row row = new Row(s.bytes, s.count, type, o.collective.reduces() ? op : null, root);
         row.basis = basis;
-        long seed = o.seed + 2 * index;
-        tune(c, s, type, op, root);
-        fm.mark();
-        row.outOfPlace = measure(flex, c, s, type, op, root, false, o.warmup, seed, row);
-        row.inPlace = measure(flex, c, s, type, op, root, true, Math.min(1, o.warmup), seed + 1, row);
-        row.shares = fm.sharesSinceMark();
-        if (base != null) {
-            ws.layout(c, s.count, type, false);
-            ws.warm(base, c, s.count, type, op, root, o.warmup);
-            row.baseline = run(c, s, ws.time(base, c, s.count, type, op, root, o.iters, o.blocking != 0), -1);
-        }
-        if (gather != null) {
+        long seed = o.flex.seed + 2 * index;
+        tune(call);
+        p.meter.mark();
+        RowBench.Measured oop = bench.timeAlternating(p.flex, p.baselines.raw, p.baselines.primaryOnly, call, row);
+        row.outOfPlace = bench.run(call, oop, bench.check(p.flex, call, false, seed, row));
+        RowBench.Measured ip = bench.time(p.flex, call, true, o.iters);
+        row.inPlace = bench.run(call, ip, bench.check(p.flex, call, true, seed + 1, row));
+        row.shares = p.meter.sharesSinceMark();
+        if (p.gather != null) {
             localWrong += row.wrong();
-            combineRanks(c, s, row);
+            sumWrong(call, row);
         }
         return row;
     }
 
-    /** --from-env: the row as the job saw it: the slowest rank's times, every rank's wrong elements. */
-    private void combineRanks(Collective c, SizeSweep.Shape s, Row row) {
-        long[][] all = gather.gather(Double.doubleToRawLongBits(row.outOfPlace.timeUs), row.outOfPlace.wrong,
-                Double.doubleToRawLongBits(row.inPlace.timeUs), row.inPlace.wrong,
-                Double.doubleToRawLongBits(row.baseline == null ? 0 : row.baseline.timeUs));
-        double oop = 0;
-        double ip = 0;
-        double bl = 0;
-        long oopWrong = 0;
-        long ipWrong = 0;
+    /** --from-env: the row's wrong elements as the job saw them, every rank's (the times are combined already). */
+    private void sumWrong(CallSpec call, Row row) {
+        long[][] all = p.gather.gather(row.outOfPlace.wrong, row.inPlace.wrong);
+        long oop = 0;
+        long ip = 0;
         for (long[] r : all) {
-            oop = Math.max(oop, Double.longBitsToDouble(r[0]));
-            ip = Math.max(ip, Double.longBitsToDouble(r[2]));
-            bl = Math.max(bl, Double.longBitsToDouble(r[4]));
-            oopWrong += Math.max(0, r[1]);
-            ipWrong += Math.max(0, r[3]);
+            oop += Math.max(0, r[0]);
+            ip += Math.max(0, r[1]);
         }
-        row.outOfPlace = run(c, s, oop / 1e6, row.outOfPlace.wrong < 0 ? -1 : oopWrong);
-        row.inPlace = run(c, s, ip / 1e6, row.inPlace.wrong < 0 ? -1 : ipWrong);
-        if (row.baseline != null) {
-            row.baseline = run(c, s, bl / 1e6, -1);
-        }
+        row.outOfPlace = withWrong(row.outOfPlace, oop);
+        row.inPlace = withWrong(row.inPlace, ip);
+    }
+
+    private static Row.Run withWrong(Row.Run r, long wrong) {
+        return new Row.Run(r.timeUs, r.algBw, r.busBw, r.wrong < 0 ? -1 : wrong, r.iterations);
     }
 
     /**
-     * Lets the balancer settle this size before it is timed: one call at a time (so that each call's
-     * measurement is in before the next decision) until the size's channel is tuned and its shares have
-     * not moved for a few calls, within a budget. Nothing to do with fixed shares.
+     * Lets the balancer settle this size before it is timed (FlexLink's own warm-up, which nccl-tests
+     * does not have): one call at a time, so that each call's measurement is in before the next
+     * decision, until the size's channel is tuned and its shares have not moved for a few calls, within a
+     * budget. Nothing to do with fixed shares or below the split threshold.
      */
-    private void tune(Collective c, SizeSweep.Shape s, DataType type, ReduceOp op, int root) {
-        long bytes = (long) s.count * type.size()
-                * (c == Collective.ALL_GATHER || c == Collective.REDUCE_SCATTER ? o.worldSize() : 1);
-        String label = SizeBuckets.label(SizeBuckets.channel(c, bytes));
-        ws.layout(c, s.count, type, false);
+    private void tune(CallSpec call) {
+        Communicator first = p.flex.communicators()[0];
+        long bytes = call.shape.count * call.shape.typeSize * call.collective.algMultiplier(o.worldSize());
+        String label = SizeBuckets.label(SizeBuckets.channel(call.collective.collective(), bytes));
+        p.ws.layout(call.shape, false);
         String last = null;
         int still = 0;
         for (int i = 0; i < TUNE_BUDGET && still < TUNE_QUIET; i++) {
-            ws.enqueue(flex, c, s.count, type, op, root);
-            ws.synchronize();
-            CommStats st = flex[0].stats();
+            bench.once(p.flex, call);
+            CommStats st = first.stats();
             String stage = st.stages().get(label);
             String now = stage + st.shares().get(label);
             boolean settled = "FINE".equals(stage) || "PRIMARY_ONLY".equals(stage);
             int next = stage == null ? -1 : settled && now.equals(last) ? still + 1 : 0;
-            if (gather != null) {
-                next = (int) gather.fromRankZero(next); // every process must make the same calls
+            if (p.gather != null) {
+                next = (int) p.gather.fromRankZero(next); // every process must make the same calls
             }
             if (next < 0) {
                 return; // below the split threshold: never balanced
             }
             still = next;
             last = now;
-            tuneProgress.update(i + 1, "tuning " + label + ": " + stage + " " + st.shares().get(label));
+            p.progress.update(i + 1, TUNE_BUDGET, "tuning " + label + ": " + stage + " " + st.shares().get(label));
         }
-        tuneProgress.clear();
-    }
-
-    private Row.Run measure(Communicator[] comms, Collective c, SizeSweep.Shape s, DataType type, ReduceOp op,
-                            int root, boolean inPlace, int warm, long seed, Row row) {
-        ws.layout(c, s.count, type, inPlace);
-        ws.warm(comms, c, s.count, type, op, root, warm);
-        double sec = ws.time(comms, c, s.count, type, op, root, o.iters, o.blocking != 0);
-        long wrong = -1;
-        if (o.check > 0) {
-            check.prepare(ws, c, s.count, type, op, root, seed);
-            ws.enqueue(comms, c, s.count, type, op, root);
-            ws.synchronize();
-            if (tamper != null) {
-                tamper.beforeVerify(ws);
-            }
-            wrong = check.verify(ws);
-            if (wrong > 0) {
-                err.println("flexlink-perf: " + row.label() + (inPlace ? " in place" : " out of place") + ": "
-                        + wrong + " wrong elements, e.g. " + String.join("; ", check.errors()));
-            }
-        }
-        return run(c, s, sec, wrong);
-    }
-
-    private Row.Run run(Collective c, SizeSweep.Shape s, double sec, long wrong) {
-        double algBw = sec > 0 ? s.bytes / 1e9 / sec : 0;
-        return new Row.Run(sec * 1e6, algBw, algBw * c.busFactor(o.worldSize()), wrong);
+        p.progress.clear();
     }
 }

@@ -1,62 +1,82 @@
 package io.flexlink.bench;
 
-import io.flexlink.Collective;
-import io.flexlink.Communicator;
-import io.flexlink.DataType;
-import io.flexlink.FlexLink;
-import io.flexlink.ReduceOp;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * What every rank needs to run and time collectives, driven from one thread: a stream, a send and a
- * receive buffer of the sweep's largest size, and a pair of timing events. Shared by the FlexLink
- * communicators and the baseline's, which run one after the other on the same devices.
+ * What every local rank needs to run and time collectives: a stream, a send and a receive buffer of
+ * the sweep's largest size (plus room for -u), and timing events. FlexLink's communicators and the
+ * baselines run on these same buffers and streams, one after the other.
+ *
+ * <p>Addresses follow nccl-tests: -u shifts both buffers by that many elements, in place uses the
+ * receive buffer with the collective's in-place offsets ({@link PerfCollective.Shape}), and iteration
+ * {@code i} works {@code bytes * (i % (maxBytes / bytes))} further into the buffers, so that small sizes
+ * do not hit the same cache lines every time.
  */
 final class Workspace implements AutoCloseable {
+    /**
+     * Where the streams come from: the backend's own, or (CUDA) streams the tool creates itself and wraps,
+     * so that the raw NCCL baseline can be handed the very same {@code cudaStream_t}s.
+     */
+    interface StreamSource extends AutoCloseable {
+        RuntimeStream open(int rank, int device);
+
+        @Override
+        void close();
+    }
+
     private final Backend backend;
+    private final StreamSource streamSource;
     private final int ranks;
+    private final int[] devices;
+    private final long maxBytes;
+    private final int unalign;
     private final RuntimeStream[] streams;
     private final DeviceMemory[] send;
     private final DeviceMemory[] recv;
-    private final RuntimeEvent[] start;
-    private final RuntimeEvent[] stop;
-    private final long[] sendAddr;
-    private final long[] recvAddr;
+    /** Per local rank, the timing events made so far (-I), reused across runs. */
+    private final List<List<RuntimeEvent>> events = new ArrayList<>();
+    private final long[] sendBase;
+    private final long[] recvBase;
     /** The communicator rank of local rank 0, and the communicator's size (other processes hold the rest). */
     private final int firstRank;
     private final int worldSize;
+    private long stepBytes;
+    private long steps = 1;
 
-    Workspace(Backend backend, int[] devices, long bufferBytes) {
-        this(backend, devices, bufferBytes, 0, devices.length);
-    }
-
-    /** Local rank {@code i} is rank {@code firstRank + i} of a {@code worldSize}-rank communicator. */
-    Workspace(Backend backend, int[] devices, long bufferBytes, int firstRank, int worldSize) {
+    /**
+     * Local rank {@code i} is rank {@code firstRank + i} of a {@code worldSize}-rank communicator, on
+     * {@code devices[i]}; buffers hold {@code maxBytes} plus {@code unalign} elements of the largest type.
+     */
+    Workspace(Backend backend, StreamSource streamSource, int[] devices, long maxBytes, int unalign, int firstRank,
+              int worldSize) {
         this.backend = backend;
+        this.streamSource = streamSource;
+        this.devices = devices.clone();
+        this.maxBytes = maxBytes;
+        this.unalign = unalign;
         this.firstRank = firstRank;
         this.worldSize = worldSize;
         this.ranks = devices.length;
         streams = new RuntimeStream[ranks];
         send = new DeviceMemory[ranks];
         recv = new DeviceMemory[ranks];
-        start = new RuntimeEvent[ranks];
-        stop = new RuntimeEvent[ranks];
-        sendAddr = new long[ranks];
-        recvAddr = new long[ranks];
-        long bytes = Math.max(bufferBytes, 64);
+        sendBase = new long[ranks];
+        recvBase = new long[ranks];
+        long bytes = Math.max(maxBytes, 64) + 8L * unalign;
         try {
             for (int r = 0; r < ranks; r++) {
-                streams[r] = backend.createStream(devices[r], "perf.r" + r);
+                streams[r] = streamSource.open(r, devices[r]);
                 send[r] = backend.allocate(devices[r], bytes);
                 recv[r] = backend.allocate(devices[r], bytes);
                 // defined contents for the timed runs (no NaN or denormal slow paths)
                 backend.fill(send[r].address(), bytes, (byte) 0);
                 backend.fill(recv[r].address(), bytes, (byte) 0);
-                start[r] = backend.createEvent(devices[r], true);
-                stop[r] = backend.createEvent(devices[r], true);
+                events.add(new ArrayList<>());
             }
         } catch (RuntimeException | Error e) {
             close();
@@ -67,6 +87,10 @@ final class Workspace implements AutoCloseable {
     /** Ranks driven by this process. */
     int ranks() {
         return ranks;
+    }
+
+    int device(int local) {
+        return devices[local];
     }
 
     /** The communicator rank of local rank {@code local}. */
@@ -83,116 +107,87 @@ final class Workspace implements AutoCloseable {
         return backend;
     }
 
-    /**
-     * Sets the send and receive address of every rank for a call: separate buffers out of place; NCCL's
-     * in-place layouts in the receive buffer otherwise (AllGather sends from {@code recv + rank * count},
-     * ReduceScatter receives into {@code send + rank * count}).
-     */
-    void layout(Collective c, long count, DataType type, boolean inPlace) {
-        long sz = type.size();
-        for (int r = 0; r < ranks; r++) {
-            if (!inPlace) {
-                sendAddr[r] = send[r].address();
-                recvAddr[r] = recv[r].address();
-                continue;
-            }
-            long base = recv[r].address();
-            switch (c) {
-                case ALL_GATHER:
-                    recvAddr[r] = base;
-                    sendAddr[r] = base + globalRank(r) * count * sz;
-                    break;
-                case REDUCE_SCATTER:
-                    sendAddr[r] = base;
-                    recvAddr[r] = base + globalRank(r) * count * sz;
-                    break;
-                default:
-                    sendAddr[r] = base;
-                    recvAddr[r] = base;
-            }
-        }
+    RuntimeStream stream(int local) {
+        return streams[local];
     }
 
+    /**
+     * Lays out every rank's buffers for calls of {@code s}: separate buffers out of place, the receive
+     * buffer with the collective's in-place offsets otherwise; -u elements in.
+     */
+    void layout(PerfCollective.Shape s, boolean inPlace) {
+        long skew = (long) unalign * s.typeSize;
+        for (int r = 0; r < ranks; r++) {
+            long rb = recv[r].address() + skew;
+            if (!inPlace) {
+                sendBase[r] = send[r].address() + skew;
+                recvBase[r] = rb;
+            } else {
+                sendBase[r] = rb + globalRank(r) * s.sendInPlace * s.typeSize;
+                recvBase[r] = rb + globalRank(r) * s.recvInPlace * s.typeSize;
+            }
+        }
+        stepBytes = s.bytes;
+        steps = s.bytes == 0 ? 1 : Math.max(1, maxBytes / s.bytes);
+    }
+
+    private long shift(int iter) {
+        return stepBytes * (iter % steps);
+    }
+
+    /** The send address of local rank {@code rank} at iteration {@code iter} (0 for checked calls). */
+    long send(int rank, int iter) {
+        return sendBase[rank] + shift(iter);
+    }
+
+    long recv(int rank, int iter) {
+        return recvBase[rank] + shift(iter);
+    }
+
+    /** The addresses of the checked call (iteration 0). */
     long sendAddress(int rank) {
-        return sendAddr[rank];
+        return send(rank, 0);
     }
 
     long recvAddress(int rank) {
-        return recvAddr[rank];
+        return recv(rank, 0);
     }
 
-    /** Enqueues one call on every rank, as one group (as nccl-tests does when a thread drives several GPUs). */
-    void enqueue(Communicator[] comms, Collective c, long count, DataType type, ReduceOp op, int root) {
-        boolean group = comms.length > 1;
-        if (group) {
-            FlexLink.groupStart();
+    /** {@code count} timing events of local rank {@code rank} (made once, reused). */
+    List<RuntimeEvent> events(int rank, int count) {
+        List<RuntimeEvent> list = events.get(rank);
+        while (list.size() < count) {
+            list.add(backend.createEvent(devices[rank], true));
         }
-        try {
-            for (int r = 0; r < comms.length; r++) {
-                call(comms[r], c, sendAddr[r], recvAddr[r], count, type, op, root, streams[r]);
-            }
-        } finally {
-            if (group) {
-                FlexLink.groupEnd();
-            }
-        }
+        return list;
     }
 
-    static void call(Communicator comm, Collective c, long send, long recv, long count, DataType type, ReduceOp op,
-                     int root, RuntimeStream stream) {
-        switch (c) {
-            case ALL_REDUCE: comm.allReduce(send, recv, count, type, op, stream); break;
-            case ALL_GATHER: comm.allGather(send, recv, count, type, stream); break;
-            case REDUCE_SCATTER: comm.reduceScatter(send, recv, count, type, op, stream); break;
-            case BROADCAST: comm.broadcast(send, recv, count, type, root, stream); break;
-            default: comm.reduce(send, recv, count, type, op, root, stream);
-        }
-    }
-
-    /** Waits for every rank's stream; throws the first failure of their work. */
+    /** Waits for every local rank's stream; throws the first failure of their work. */
     void synchronize() {
         for (RuntimeStream s : streams) {
             s.synchronize();
         }
     }
 
-    /** Runs {@code iters} untimed calls and waits for them. */
-    void warm(Communicator[] comms, Collective c, long count, DataType type, ReduceOp op, int root, int iters) {
-        for (int i = 0; i < iters; i++) {
-            enqueue(comms, c, count, type, op, root);
-        }
-        synchronize();
+    /**
+     * After an abort (a failure, a -T timeout): streams may still be finishing a transfer that the abort
+     * does not cut short (an emulated slow link), so nothing is waited for and the buffers are left
+     * allocated rather than freed under a transfer that may still touch them; the process ends soon after.
+     */
+    void abandon() {
+        abandoned = true;
     }
 
-    /**
-     * Times {@code iters} calls: a timing event on every rank's stream before and after them, and the
-     * average time of one call is the longest rank's elapsed time divided by {@code iters}, in seconds.
-     */
-    double time(Communicator[] comms, Collective c, long count, DataType type, ReduceOp op, int root, int iters,
-                boolean blocking) {
-        for (int r = 0; r < ranks; r++) {
-            streams[r].record(start[r]);
-        }
-        for (int i = 0; i < iters; i++) {
-            enqueue(comms, c, count, type, op, root);
-            if (blocking) {
-                synchronize();
-            }
-        }
-        for (int r = 0; r < ranks; r++) {
-            streams[r].record(stop[r]);
-        }
-        synchronize();
-        double maxMs = 0;
-        for (int r = 0; r < ranks; r++) {
-            stop[r].synchronize();
-            maxMs = Math.max(maxMs, stop[r].elapsedMillis(start[r]));
-        }
-        return maxMs / 1e3 / iters;
-    }
+    private boolean abandoned;
 
     @Override
     public void close() {
+        if (abandoned) {
+            for (RuntimeStream s : streams) {
+                closeQuietly(s);
+            }
+            return;
+        }
         for (int r = 0; r < ranks; r++) {
             if (streams[r] != null) {
                 try {
@@ -200,13 +195,15 @@ final class Workspace implements AutoCloseable {
                 } catch (RuntimeException e) {
                     // already reported by the run
                 }
-                streams[r].close();
             }
             closeQuietly(send[r]);
             closeQuietly(recv[r]);
-            closeQuietly(start[r]);
-            closeQuietly(stop[r]);
+            if (r < events.size()) {
+                events.get(r).forEach(Workspace::closeQuietly);
+            }
+            closeQuietly(streams[r]);
         }
+        streamSource.close();
     }
 
     private static void closeQuietly(AutoCloseable c) {

@@ -73,13 +73,45 @@ class PerfFromEnvTest {
     }
 
     @Test
+    void theBaselineChecksAndPerIterationTimesAcrossProcesses() throws Exception {
+        int port = freePort();
+        String[] args = {"reduce_scatter", "-b", "16K", "-e", "64K", "-f", "4", "-n", "3", "-c", "2", "-I", "1",
+            "-a", "3", "-z", "3", "--backend", "host", "--from-env", "--share", "pcie=0.25", "--chunk", "4K",
+            "--min-split", "0", "--baseline"};
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        List<Future<Integer>> codes = new ArrayList<>();
+        List<ByteArrayOutputStream> outs = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            outs.add(out);
+            Map<String, String> e = env(r, 2, port);
+            codes.add(pool.submit(() -> PerfMain.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                    new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), e)));
+        }
+        for (int r = 0; r < 2; r++) {
+            assertEquals(PerfMain.EXIT_OK, codes.get(r).get(120, TimeUnit.SECONDS), outs.get(0).toString(StandardCharsets.UTF_8));
+        }
+        pool.shutdown();
+        String table = outs.get(0).toString(StandardCharsets.UTF_8);
+        assertTrue(table.contains("# Baseline: host ring, called directly"), table);
+        assertTrue(table.contains("# Out of bounds values : 0 OK"), table);
+        List<String> rows = table.lines().filter(l -> l.matches("^\\s+\\d+\\s+\\d+\\s+float\\s.*")).toList();
+        assertEquals(2, rows.size(), table);
+        for (String row : rows) {
+            String[] f = row.trim().split("\\s+");
+            assertEquals(5 + 2 * 8 + 1 + 2, f.length, row); // -I columns, share_pcie, vs, prim
+            assertTrue(Double.parseDouble(f[f.length - 2]) > 0, row);
+        }
+    }
+
+    @Test
     void usageMistakesOfFromEnvAreExitCodeTwo() {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
         PrintStream o = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         assertEquals(PerfMain.EXIT_USAGE, PerfMain.run(new String[] {"all_reduce", "--from-env", "-g", "2"}, o, e,
                 env(0, 2, 29500)));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("-g: must be 1"), err.toString(StandardCharsets.UTF_8));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("-t and -g: must be 1"), err.toString(StandardCharsets.UTF_8));
         Map<String, String> noPort = env(0, 2, 29500);
         noPort.remove("MASTER_PORT");
         assertEquals(PerfMain.EXIT_USAGE, PerfMain.run(new String[] {"all_reduce", "--from-env"}, o, e, noPort));

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
-import io.flexlink.backend.Backends;
 import io.flexlink.runtime.BackendProvider;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -29,11 +28,11 @@ class PerfMainTest {
     /** A table row: size, count, type, redop, root, then numbers or N/A. */
     private static final Pattern ROW = Pattern.compile("^\\s+\\d+\\s+\\d+\\s+\\S+\\s+\\S+\\s+-?\\d+\\s.*");
 
-    /** nccl-tests' table header, character for character. */
-    private static final String[] HEADER = {
+    /** nccl-tests 2.19's table header, character for character (each line ends with its timestamp column's space). */
+    static final String[] HEADER = {
         "#                                                              out-of-place                       in-place          ",
-        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
-        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ",
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong ",
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         ",
     };
 
     @TempDir
@@ -77,6 +76,16 @@ class PerfMainTest {
         }
     }
 
+    /** The CUDA backend's provider on the class path, or null (through the runtime SPI, as the tool finds it). */
+    static BackendProvider cudaProvider() {
+        for (BackendProvider p : java.util.ServiceLoader.load(BackendProvider.class)) {
+            if (p.name().equals("cuda")) {
+                return p;
+            }
+        }
+        return null;
+    }
+
     static Outcome perf(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -118,7 +127,7 @@ class PerfMainTest {
         }
 
         @SuppressWarnings("unchecked")
-        Map<String, Object> doc = (Map<String, Object>) MiniJson.parse(Files.readString(json));
+        Map<String, Object> doc = (Map<String, Object>) Json.parse(Files.readString(json));
         List<?> results = (List<?>) doc.get("results");
         assertEquals(expected, results.size());
         @SuppressWarnings("unchecked")
@@ -202,7 +211,7 @@ class PerfMainTest {
 
     @Test
     void cudaWithoutGpuExits2WithOneLine() {
-        BackendProvider cuda = Backends.provider("cuda");
+        BackendProvider cuda = cudaProvider();
         Assumptions.assumeTrue(cuda == null || cuda.unavailableReason() != null, "a GPU is usable here");
         Outcome o = perf(args("all_reduce -b 1K -e 1K -n 1 -w 0 --backend cuda"));
         assertEquals(2, o.code, o::toString);
@@ -212,12 +221,18 @@ class PerfMainTest {
     }
 
     @Test
-    void autoBackendSaysWhyItIsHost() {
-        BackendProvider cuda = Backends.provider("cuda");
+    void autoBackendSaysWhyItIsHost() throws Exception {
+        BackendProvider cuda = cudaProvider();
         Assumptions.assumeTrue(cuda == null || cuda.unavailableReason() != null, "a GPU is usable here");
-        Outcome o = perf(args("all_reduce -b 1K -e 1K -g 2 -n 1 -w 0"));
+        Path json = tmp.resolve("auto.json");
+        Outcome o = perf(args("all_reduce -b 1K -e 1K -g 2 -n 1 -w 0 --json", json.toString()));
         assertEquals(0, o.code, o::toString);
-        assertTrue(o.out.contains("\n# Backend: host ("), o::toString);
+        // one short line; why CUDA cannot run goes to -v's log and the JSON
+        assertTrue(o.out.contains("\n# Backend: host (no GPU: host backend)\n"), o::toString);
+        assertFalse(o.out.contains("UnsatisfiedLinkError") || o.out.contains("cuda unavailable"), o::toString);
+        Map<?, ?> env = (Map<?, ?>) ((Map<?, ?>) Json.parse(Files.readString(json))).get("environment");
+        assertTrue(env.get("backend_detail") instanceof String && !((String) env.get("backend_detail")).isEmpty(),
+                env::toString);
         assertTrue(o.out.contains("#  Rank  1 Group  0 Pid"), o::toString);
     }
 
@@ -261,10 +276,10 @@ class PerfMainTest {
     void sweepAndShapesFollowNcclTests() {
         assertEquals(List.of(1024L, 4096L, 16384L, 65536L), SizeSweep.sizes(1024, 65536, 4, 0));
         assertEquals(List.of(1000L, 2000L, 3000L), SizeSweep.sizes(1000, 3500, 1, 1000));
-        SizeSweep.Shape ag = SizeSweep.shape(io.flexlink.Collective.ALL_GATHER, 1 << 20, DataType.FLOAT32, 3);
+        PerfCollective.Shape ag = PerfCollective.ALL_GATHER.shape(1 << 20, DataType.FLOAT32, 3);
         assertEquals(87380, ag.count);           // (262144 / 3) rounded down to 4 floats
         assertEquals(87380L * 3 * 4, ag.bytes);  // the receive buffer
-        SizeSweep.Shape rs = SizeSweep.shape(io.flexlink.Collective.REDUCE_SCATTER, 1 << 20, DataType.INT8, 4);
+        PerfCollective.Shape rs = PerfCollective.REDUCE_SCATTER.shape(1 << 20, DataType.INT8, 4);
         assertEquals(262144, rs.count);
         assertEquals(1 << 20, rs.bytes);         // the send buffer
     }

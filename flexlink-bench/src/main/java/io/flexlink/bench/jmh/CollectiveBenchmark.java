@@ -5,7 +5,6 @@ import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLink;
 import io.flexlink.ReduceOp;
-import io.flexlink.backend.Backends;
 import io.flexlink.config.ByteSizes;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
@@ -96,7 +95,7 @@ public class CollectiveBenchmark {
                 cb.set(FlexLinkConfig.SHARE, share);
             }
             FlexLinkConfig config = cb.build();
-            be = Backends.open(config);
+            be = io.flexlink.FlexLink.openBackend(config);
             int[] devices = new int[ranks];
             for (int r = 0; r < ranks; r++) {
                 devices[r] = r % be.deviceCount();

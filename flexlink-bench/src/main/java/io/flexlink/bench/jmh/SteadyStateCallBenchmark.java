@@ -4,7 +4,6 @@ import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLink;
 import io.flexlink.ReduceOp;
-import io.flexlink.backend.Backends;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
@@ -58,7 +57,7 @@ public class SteadyStateCallBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, backend).build();
-        be = Backends.open(config);
+        be = io.flexlink.FlexLink.openBackend(config);
         comm = FlexLink.initAll(be, config, 0)[0];
         stream = be.createStream(0, "jmh.steady");
         long bytes = (long) count * DataType.FLOAT32.size();

@@ -1,0 +1,38 @@
+package io.flexlink.bench;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+
+/**
+ * nccl-tests options whose feature FlexLink's core does not have yet. Each is parsed with nccl-tests'
+ * meaning and refused with a message that names what is missing (exit code 2), so that a script written
+ * for nccl-tests fails loudly instead of measuring something else. When the core gains a feature, its
+ * entry goes and the option is wired where its seam is (see each constant).
+ */
+enum MissingFeature {
+    /** Seam: a {@code LaunchMode} around {@link CallTarget} that captures the -n iterations once and replays them. */
+    CUDA_GRAPHS("-G", "CUDA graph capture and replay of FlexLink's collectives is not implemented yet; "
+            + "run without -G (or -G 0)"),
+    /** Seam: {@link Workspace} allocates every buffer once; registration would follow the allocation there. */
+    BUFFER_REGISTRATION("-R", "buffer registration (ncclCommRegister, symmetric windows) is not in FlexLink's "
+            + "Communicator API yet; run without -R (or -R 0)"),
+    /** Seam: {@link OptionChecks#ops} and {@link CallTarget}'s reduction argument. */
+    PRE_MUL_SUM("-o mulsum", "PreMulSum (ncclRedOpCreatePreMulSum) is not one of FlexLink's reduction operations "
+            + "yet (sum, prod, max, min, avg)"),
+    /** Seam: {@link PerfRunner}'s communicator creation, which would split by color. */
+    COMM_SPLIT("NCCL_TESTS_SPLIT", "communicator splitting (ncclCommSplit) is not in FlexLink yet; unset "
+            + "NCCL_TESTS_SPLIT and NCCL_TESTS_SPLIT_MASK");
+
+    private final String option;
+    private final String message;
+
+    MissingFeature(String option, String message) {
+        this.option = option;
+        this.message = message;
+    }
+
+    /** The refusal: INVALID_ARGUMENT, which the tool reports in one line with exit code 2. */
+    FlexLinkException refusal() {
+        return new FlexLinkException(Result.INVALID_ARGUMENT, option + ": " + message);
+    }
+}

@@ -1,0 +1,188 @@
+package io.flexlink.bench;
+
+import io.flexlink.DataType;
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import org.bytedeco.cuda.cudart.CUstream_st;
+import org.bytedeco.cuda.global.nccl;
+import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.cuda.nccl.ncclUniqueId;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.PointerPointer;
+
+/**
+ * The baseline on CUDA: NCCL itself, through bytedeco's {@code org.bytedeco.cuda.global.nccl}, on the
+ * workspace's buffers and the very {@code cudaStream_t}s FlexLink uses ({@link CudaStreams}); its own
+ * NCCL communicators (ncclCommInitAll in one process, ncclCommInitRank with a unique id from rank 0 in a
+ * --from-env job). Nothing of FlexLink's engine is on this path. Calls pass raw addresses through reused
+ * Pointers (one pair per local rank, since -t threads enqueue at once), so a steady-state call creates
+ * no Pointer.
+ */
+final class NcclCalls implements CallTarget {
+    /** A Pointer whose address is set in place (position 0). */
+    private static final class Address extends Pointer {
+        Address set(long a) {
+            address = a;
+            return this;
+        }
+    }
+
+    private final ncclComm[] comms;
+    private final CudaStreams streams;
+    private final String label;
+    /** Per local rank: with -t several threads enqueue at once, each on its own ranks. */
+    private final Address[] sendPtr;
+    private final Address[] recvPtr;
+    private boolean aborted;
+
+    private NcclCalls(ncclComm[] comms, CudaStreams streams) {
+        this.comms = comms;
+        this.streams = streams;
+        this.sendPtr = new Address[comms.length];
+        this.recvPtr = new Address[comms.length];
+        for (int r = 0; r < comms.length; r++) {
+            sendPtr[r] = new Address();
+            recvPtr[r] = new Address();
+        }
+        int[] v = {0};
+        check(nccl.ncclGetVersion(v), "ncclGetVersion");
+        this.label = "NCCL " + v[0] / 10000 + "." + v[0] % 10000 / 100 + "." + v[0] % 100
+                + " (bytedeco, called directly)";
+    }
+
+    /** One communicator per local device, as ncclCommInitAll (the devices must differ: NCCL refuses otherwise). */
+    static NcclCalls initAll(int[] devices, CudaStreams streams) {
+        int n = devices.length;
+        PointerPointer<ncclComm> handles = new PointerPointer<>(n);
+        int previous = CudaStreams.CudaDevice.enter(devices[0]);
+        try {
+            check(nccl.ncclCommInitAll(handles, n, devices.clone()), "ncclCommInitAll(" + n + " devices)");
+        } finally {
+            CudaStreams.CudaDevice.exit(previous);
+        }
+        ncclComm[] comms = new ncclComm[n];
+        for (int r = 0; r < n; r++) {
+            comms[r] = new ncclComm(handles.get(r));
+        }
+        handles.close();
+        return new NcclCalls(comms, streams);
+    }
+
+    /** This process's one rank of a --from-env job: rank 0's unique id travels through {@code gather}. */
+    static NcclCalls initRank(RankGather gather, int rank, int size, int device, CudaStreams streams) {
+        byte[] mine = new byte[0];
+        if (rank == 0) {
+            ncclUniqueId id = new ncclUniqueId();
+            check(nccl.ncclGetUniqueId(id), "ncclGetUniqueId");
+            mine = new byte[nccl.NCCL_UNIQUE_ID_BYTES];
+            id.internal().get(mine);
+            id.close();
+        }
+        byte[] idBytes = gather.gatherBytes(mine)[0];
+        if (idBytes.length != nccl.NCCL_UNIQUE_ID_BYTES) {
+            throw new FlexLinkException(Result.INTERNAL_ERROR, "NCCL unique id from rank 0 has " + idBytes.length
+                    + " bytes");
+        }
+        ncclUniqueId id = new ncclUniqueId();
+        id.internal().put(idBytes);
+        ncclComm comm = new ncclComm();
+        int previous = CudaStreams.CudaDevice.enter(device);
+        try {
+            check(nccl.ncclCommInitRank(comm, size, id, rank), "ncclCommInitRank(rank " + rank + "/" + size + ")");
+        } finally {
+            CudaStreams.CudaDevice.exit(previous);
+            id.close();
+        }
+        return new NcclCalls(new ncclComm[] {comm}, streams);
+    }
+
+    @Override
+    public String label() {
+        return label;
+    }
+
+    @Override
+    public void groupStart() {
+        check(nccl.ncclGroupStart(), "ncclGroupStart");
+    }
+
+    @Override
+    public void groupEnd() {
+        check(nccl.ncclGroupEnd(), "ncclGroupEnd");
+    }
+
+    @Override
+    public void enqueue(CallSpec c, int from, int to, int iter) {
+        boolean group = to - from > 1;
+        if (group) {
+            groupStart();
+        }
+        try {
+            for (int r = from; r < to; r++) {
+                call(r, c, c.ws.send(r, iter), c.ws.recv(r, iter));
+            }
+        } finally {
+            if (group) {
+                groupEnd();
+            }
+        }
+    }
+
+    private void call(int r, CallSpec c, long send, long recv) {
+        long n = c.shape.count;
+        int type = code(c.type);
+        ncclComm comm = comms[r];
+        CUstream_st s = streams.handle(r);
+        Pointer sp = sendPtr[r].set(send);
+        Pointer rp = recvPtr[r].set(recv);
+        switch (c.collective.collective()) {
+            case ALL_REDUCE:
+                check(nccl.ncclAllReduce(sp, rp, n, type, c.op.code(), comm, s), "ncclAllReduce");
+                break;
+            case ALL_GATHER:
+                check(nccl.ncclAllGather(sp, rp, n, type, comm, s), "ncclAllGather");
+                break;
+            case REDUCE_SCATTER:
+                check(nccl.ncclReduceScatter(sp, rp, n, type, c.op.code(), comm, s), "ncclReduceScatter");
+                break;
+            case BROADCAST:
+                check(nccl.ncclBroadcast(sp, rp, n, type, c.root, comm, s), "ncclBroadcast");
+                break;
+            default:
+                check(nccl.ncclReduce(sp, rp, n, type, c.op.code(), c.root, comm, s), "ncclReduce");
+        }
+    }
+
+    /** FlexLink's type codes are NCCL's ({@code ncclDataType_t}). */
+    private static int code(DataType t) {
+        return t.code();
+    }
+
+    @Override
+    public void abort() {
+        if (aborted) {
+            return;
+        }
+        aborted = true;
+        for (ncclComm c : comms) {
+            nccl.ncclCommAbort(c);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (aborted) {
+            return; // ncclCommAbort already freed them
+        }
+        aborted = true;
+        for (ncclComm c : comms) {
+            nccl.ncclCommDestroy(c);
+        }
+    }
+
+    static void check(int rc, String what) {
+        if (rc != nccl.ncclSuccess) {
+            throw new FlexLinkException(Result.fromCode(rc), what + ": " + nccl.ncclGetErrorString(rc).getString());
+        }
+    }
+}

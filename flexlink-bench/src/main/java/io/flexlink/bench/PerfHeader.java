@@ -1,0 +1,86 @@
+package io.flexlink.bench;
+
+import io.flexlink.config.FlexLinkConfig;
+import java.io.PrintStream;
+import java.util.Locale;
+
+/**
+ * The header, in nccl-tests 2.19's order and wording: the version line (FlexLink's, and the NCCL library
+ * underneath as nccl-tests' {@code nccl-library=} code), the program, the {@code nThread ... unalign:}
+ * line, the blocking and per-iteration notes; then FlexLink's own lines (backend, topology, paths,
+ * baseline); then {@code # Using devices} with one line per rank.
+ */
+final class PerfHeader {
+    /** The nccl-tests release whose options and output flexlink-perf follows. */
+    static final String NCCL_TESTS_VERSION = "2.19.6";
+
+    private PerfHeader() {
+    }
+
+    static void print(PrintStream out, PerfOptions o, Sweep.RunParts p) {
+        RunEnv env = p.env;
+        out.printf(Locale.ROOT, "# flexlink-perf version %s (nccl-tests %s compatible) nccl-library=%s java=%s%n",
+                RunEnv.flexlinkVersion(), NCCL_TESTS_VERSION, env.facts.ncclLibraryCode(),
+                System.getProperty("java.version"));
+        out.println("# Collective test starting: " + o.collective.programName());
+        out.printf(Locale.ROOT, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d "
+                        + "agg iters: %d validation: %d graph: %d unalign: %d%n",
+                o.threads, o.ranksPerThread, o.minBytes, o.maxBytes, o.stepText(), o.warmup, o.iters, o.aggIters,
+                o.check, o.graphLaunches, o.unalign);
+        if (o.blocking == 1) {
+            out.println("# Blocking Enabled: wait and barrier after each inner iteration (-m) ");
+        } else if (o.blocking == 2) {
+            out.println("# Blocking Enabled: wait after each inner iteration (-m), no barrier ");
+        } else if (o.blocking == 3) {
+            out.println("# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier ");
+        }
+        if (o.perIter == 1) {
+            out.println("# Per-Iteration Report: " + (env.backend.equals("cuda") ? "CUDA" : "stream") + " event timing; "
+                    + "i_* uses max over process rows" + (o.perIterSkip > 0 ? "; summary skips first " + o.perIterSkip
+                    + " iterations" : "") + " ");
+        }
+        out.println("# Backend: " + env.backend + " (" + env.backendNote + ")");
+        out.println(env.facts.headerLine());
+        FlexLinkConfig c = env.config;
+        out.printf(Locale.ROOT, "# FlexLink: paths %s (primary %s), auxiliary %s, share %s, chunk %d B, slots %d, "
+                        + "min split %d B%n",
+                String.join(",", c.paths()), p.meter.hasPrimary() ? "on" : "off", p.meter.auxPaths(),
+                c.raw(FlexLinkConfig.SHARE), c.chunkBytes(), c.slots(), c.minSplitBytes());
+        if (o.flex.baseline) {
+            out.println("# Baseline: " + baselineNote(o, p));
+        }
+        if (o.ops.size() == io.flexlink.ReduceOp.values().length && o.collective.reduces()
+                && o.opsText.trim().equalsIgnoreCase("all")) {
+            out.println("# -o all: sum prod max min avg (nccl-tests' mulsum is left out: FlexLink has no PreMulSum yet)");
+        }
+        out.println("#");
+        out.println("# Using devices");
+        for (int r = 0; r < env.devices.length; r++) {
+            out.printf(Locale.ROOT, "#  Rank %2d Group %2d Pid %6d on %10s device %2d %s%n",
+                    r, 0, env.pid(r), env.host, env.devices[r], env.facts.deviceLabel(env.devices[r]));
+        }
+        out.flush();
+    }
+
+    private static String baselineNote(PerfOptions o, Sweep.RunParts p) {
+        Baselines b = p.baselines;
+        StringBuilder sb = new StringBuilder();
+        if (b.raw != null) {
+            Row.Basis basis = Row.Basis.of(o.collective, o.worldSize());
+            sb.append(b.raw.label()).append(" on the same buffers and streams, alternating with FlexLink out of "
+                    + "place; vs = FlexLink ").append(basis.label()).append(" / baseline ").append(basis.label());
+            if (b.primaryOnly != null) {
+                sb.append("; prim = FlexLink with its primary path alone (flexlink.paths=primary) / baseline");
+            }
+            if (basis == Row.Basis.ALGBW) {
+                sb.append(" (busbw is 0 on one rank; the algbw ratio is the baseline's time over FlexLink's)");
+            }
+        } else {
+            sb.append("skipped");
+        }
+        if (b.missing != null) {
+            sb.append(" (").append(b.missing).append(')');
+        }
+        return sb.toString();
+    }
+}
