@@ -158,7 +158,8 @@ public final class Launcher implements AutoCloseable {
         CollectiveCall c = p.call;
         long bytes = c.bytes(ranks);
         long copy = inPlaceInput.ensure(Math.max(1, bytes));
-        if (inPlaceUsed) {
+        boolean capturing = c.stream.isCapturing();
+        if (inPlaceUsed && !capturing) {
             c.stream.waitEvent(inPlaceRead); // the last call that read it may have run on another stream
         }
         c.stream.copy(copy, c.send, bytes);
@@ -168,7 +169,7 @@ public final class Launcher implements AutoCloseable {
 
     /** After every path's work of {@code p} is on (or joined into) the caller's stream. */
     public void done(CallPlan p) {
-        if (p.stagedInput) {
+        if (p.stagedInput && !p.call.stream.isCapturing()) {
             p.call.stream.record(inPlaceRead);
             inPlaceUsed = true;
         }

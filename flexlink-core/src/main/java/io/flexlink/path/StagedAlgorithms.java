@@ -108,6 +108,11 @@ final class StagedAlgorithms implements AutoCloseable {
         }
     }
 
+    /** True while the caller's stream is being captured into a graph (checked on the rare paths that need it). */
+    private static boolean capturing(CollectiveCall call) {
+        return call.stream != null && call.stream.isCapturing();
+    }
+
     private static long align(DataType type) {
         return Math.max(1, 256 / type.size());
     }
@@ -170,8 +175,10 @@ final class StagedAlgorithms implements AutoCloseable {
             out = call.recv + offset * sz;
         } else if (usesPartial) {
             out = partial.ensure(Math.max(1, segLen * sz));
-            if (partialInUse) {
+            if (partialInUse && !capturing(call)) {
                 // the previous Reduce's send lane may still read it, and nothing else orders the two calls here
+                // (in a graph the calls are ordered through the caller's stream, and an event recorded outside
+                // the capture could not be waited on inside it)
                 recv.waitEvent(partialRead);
             }
         } else {
@@ -211,7 +218,7 @@ final class StagedAlgorithms implements AutoCloseable {
                         dst.set(call.recv + (offset + cs) * sz, segLen * sz, cl * sz, (length - cs) * sz));
             }
         }
-        if (usesPartial && sending) {
+        if (usesPartial && sending && !capturing(call)) {
             send.record(partialRead);
             partialInUse = true;
         }

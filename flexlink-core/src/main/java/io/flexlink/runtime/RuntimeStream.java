@@ -119,6 +119,21 @@ public interface RuntimeStream extends Stream {
         return false;
     }
 
+    /**
+     * Starts capturing this stream's work into a graph (CUDA's global capture mode); where the backend has no
+     * graphs, INVALID_USAGE.
+     */
+    default void beginCapture() {
+        throw new io.flexlink.FlexLinkException(io.flexlink.Result.INVALID_USAGE, "stream " + label()
+                + ": this backend has no CUDA graphs to capture into");
+    }
+
+    /** Ends the capture {@link #beginCapture} started and instantiates the graph. */
+    default RuntimeGraph endCapture() {
+        throw new io.flexlink.FlexLinkException(io.flexlink.Result.INVALID_USAGE, "stream " + label()
+                + ": this backend has no CUDA graphs to capture into");
+    }
+
     /** The first failure of work on this stream, or null; never blocks. */
     io.flexlink.FlexLinkException failure();
 

@@ -64,8 +64,8 @@ final class FuzzCall {
         long b = pool + REGION;
         switch (layout) {
             case IN_PLACE:
-                send = collective == Collective.ALL_GATHER ? a + own : a;
-                recv = collective == Collective.REDUCE_SCATTER ? a + own : a;
+                send = collective == Collective.ALL_GATHER || collective == Collective.GATHER ? a + own : a;
+                recv = collective == Collective.REDUCE_SCATTER || collective == Collective.SCATTER ? a + own : a;
                 break;
             case SAME: // in place for AllReduce, Broadcast, Reduce; for AllGather and ReduceScatter at rank 0 only
                 send = a;
@@ -88,8 +88,8 @@ final class FuzzCall {
                 recv = b;
         }
         long elements = Math.max(0, count);
-        long sendNeeds = sat(elements, sz, collective == Collective.REDUCE_SCATTER ? N : 1);
-        long recvNeeds = sat(elements, sz, collective == Collective.ALL_GATHER ? N : 1);
+        long sendNeeds = sat(elements, sz, io.flexlink.verify.Expected.inputCount(collective, 1, N));
+        long recvNeeds = sat(elements, sz, io.flexlink.verify.Expected.outputCount(collective, 1, N));
         this.sendBytes = Math.min(sendNeeds + (long) sizeDelta * sz, avail(send));
         this.recvBytes = Math.min(recvNeeds + (long) sizeDelta * sz, avail(recv));
         this.sendDevice = wrongDevice ? (rank + 1) % N : rank;
@@ -109,7 +109,7 @@ final class FuzzCall {
     }
 
     private boolean rooted() {
-        return collective == Collective.BROADCAST || collective == Collective.REDUCE;
+        return collective.rooted();
     }
 
     /** NCCL's rules: what a correct library accepts (and must then execute correctly). */
@@ -129,10 +129,10 @@ final class FuzzCall {
             return false; // the byte count overflows 64 bits
         }
         long total = perRank * N;
-        boolean needSend = collective != Collective.BROADCAST || rank == root;
-        boolean needRecv = collective != Collective.REDUCE || rank == root;
-        long sendNeeds = collective == Collective.REDUCE_SCATTER ? total : perRank;
-        long recvNeeds = collective == Collective.ALL_GATHER ? total : perRank;
+        boolean needSend = io.flexlink.verify.Expected.reads(collective, rank, root);
+        boolean needRecv = io.flexlink.verify.Expected.writes(collective, rank, root);
+        long sendNeeds = io.flexlink.verify.Expected.inputCount(collective, count, N) * sz;
+        long recvNeeds = io.flexlink.verify.Expected.outputCount(collective, count, N) * sz;
         if (buffers && ((needSend && !fits(send, sendBytes, sendNeeds, sendDevice))
                 || (needRecv && !fits(recv, recvBytes, recvNeeds, rank)))) {
             return false;
@@ -147,9 +147,13 @@ final class FuzzCall {
             // in place is one position only: the rank's own block for AllGather and ReduceScatter
             switch (collective) {
                 case ALL_GATHER:
+                case GATHER:
                     return !overlaps(send, perRank, recv, total) || send == recv + rank * perRank;
                 case REDUCE_SCATTER:
+                case SCATTER:
                     return !overlaps(recv, perRank, send, total) || recv == send + rank * perRank;
+                case ALL_TO_ALL:
+                    return !overlaps(send, total, recv, total) || send == recv;
                 default:
                     return !overlaps(send, perRank, recv, perRank) || send == recv;
             }
@@ -181,6 +185,9 @@ final class FuzzCall {
             case ALL_GATHER: comm.allGather(s, r, count, type, stream); break;
             case REDUCE_SCATTER: comm.reduceScatter(s, r, count, type, op, stream); break;
             case BROADCAST: comm.broadcast(s, r, count, type, root, stream); break;
+            case ALL_TO_ALL: comm.allToAll(s, r, count, type, stream); break;
+            case GATHER: comm.gather(s, r, count, type, root, stream); break;
+            case SCATTER: comm.scatter(s, r, count, type, root, stream); break;
             default: comm.reduce(s, r, count, type, op, root, stream);
         }
     }

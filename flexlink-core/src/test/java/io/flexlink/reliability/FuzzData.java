@@ -24,8 +24,9 @@ final class FuzzData {
 
     private static boolean inPlace(FuzzCall c, int r, long send, long recv) {
         long own = (long) r * c.count * c.type.size();
-        return send == recv || (c.collective == Collective.ALL_GATHER && send == recv + own)
-                || (c.collective == Collective.REDUCE_SCATTER && recv == send + own);
+        boolean inBlock = c.collective == Collective.ALL_GATHER || c.collective == Collective.GATHER;
+        boolean outBlock = c.collective == Collective.REDUCE_SCATTER || c.collective == Collective.SCATTER;
+        return send == recv || (inBlock && send == recv + own) || (outBlock && recv == send + own);
     }
 
     static void prepare(HostBackend backend, FuzzCall c, int r, long send, long recv, int n) {
@@ -41,7 +42,7 @@ final class FuzzData {
             out.flip();
             backend.upload(recv, out);
         }
-        if (send != 0 && (c.collective != Collective.BROADCAST || r == c.root || inPlace(c, r, send, recv))) {
+        if (send != 0 && (Expected.reads(c.collective, r, c.root) || inPlace(c, r, send, recv))) {
             ByteBuffer in = ByteBuffer.allocateDirect((int) (inElems * t.size())).order(ByteOrder.nativeOrder());
             DataPattern.fill(in, t, dataOp, seed(c), n, r, 0, inElems);
             backend.upload(send, in);
@@ -71,7 +72,7 @@ final class FuzzData {
         long outElems = Expected.outputCount(c.collective, c.count, n);
         ByteBuffer out = ByteBuffer.allocateDirect((int) (outElems * t.size())).order(ByteOrder.nativeOrder());
         backend.download(out, recv);
-        boolean written = c.collective != Collective.REDUCE || r == c.root;
+        boolean written = Expected.writes(c.collective, r, c.root);
         long wrong = 0;
         String first = null;
         for (long i = 0; i < outElems; i++) {

@@ -145,4 +145,87 @@ class ProtocolStressTest {
             }
         }
     }
+
+    /**
+     * 300 AlltoAll and AllReduce calls back to back, never synchronized between calls, under random delays:
+     * each round is an in-place AllReduce of X, then X → Y and Y → X by AlltoAll (twice is the identity), so
+     * after K rounds X holds the sum times n^(K-1), wrapping like int32.
+     */
+    @Test
+    void mixedAlltoAllAndAllReduceUnderRandomDelays() {
+        int n = 3;
+        int count = 8_000; // per block: 24 K elements per buffer, the PCIe share over several 4K chunks
+        int rounds = 100;
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie")
+                .set(FlexLinkConfig.SHARE, "pcie=0.5").set(FlexLinkConfig.CHUNK_BYTES, "4K")
+                .set(FlexLinkConfig.SLOTS, "2").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").build();
+        try (HostBackend backend = new HostBackend(config)) {
+            ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
+                    () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
+            backend.setFaults((stream, op) -> {
+                SplittableRandom r = random.get();
+                if (r.nextInt(4) == 0) {
+                    LockSupport.parkNanos(r.nextInt(30_000));
+                }
+                return HostFaults.Action.RUN;
+            });
+            Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2);
+            RuntimeStream[] streams = new RuntimeStream[n];
+            DeviceMemory[] x = new DeviceMemory[n];
+            DeviceMemory[] y = new DeviceMemory[n];
+            int total = n * count;
+            int[] sum = new int[total];
+            SplittableRandom data = new SplittableRandom(2027);
+            for (int r = 0; r < n; r++) {
+                streams[r] = backend.createStream(r, "user" + r);
+                x[r] = backend.allocate(r, total * 4L);
+                y[r] = backend.allocate(r, total * 4L);
+                ByteBuffer b = ByteBuffer.allocateDirect(total * 4).order(ByteOrder.nativeOrder());
+                for (int i = 0; i < total; i++) {
+                    int v = data.nextInt();
+                    sum[i] += v;
+                    b.putInt(4 * i, v);
+                }
+                backend.upload(x[r].address(), b);
+            }
+            int factor = 1;
+            for (int k = 1; k < rounds; k++) {
+                factor *= n;
+            }
+            int f = factor;
+            assertTimeoutPreemptively(Duration.ofMinutes(5), () -> {
+                for (int k = 0; k < rounds; k++) {
+                    for (int r = 0; r < n; r++) {
+                        comms[r].allReduce(x[r], x[r], total, DataType.INT32, ReduceOp.SUM, streams[r]);
+                    }
+                    FlexLink.groupStart();
+                    for (int r = 0; r < n; r++) {
+                        comms[r].allToAll(x[r], y[r], count, DataType.INT32, streams[r]);
+                    }
+                    FlexLink.groupEnd();
+                    FlexLink.groupStart();
+                    for (int r = 0; r < n; r++) {
+                        comms[r].allToAll(y[r], x[r], count, DataType.INT32, streams[r]);
+                    }
+                    FlexLink.groupEnd();
+                }
+                for (RuntimeStream s : streams) {
+                    s.synchronize();
+                }
+            });
+            for (int r = 0; r < n; r++) {
+                ByteBuffer b = ByteBuffer.allocateDirect(total * 4).order(ByteOrder.nativeOrder());
+                backend.download(b, x[r].address());
+                for (int i = 0; i < total; i++) {
+                    assertEquals(sum[i] * f, b.getInt(4 * i), "rank " + r + " element " + i);
+                }
+                long[] carried = io.flexlink.testing.Paths.bytes(comms[r]);
+                org.junit.jupiter.api.Assertions.assertTrue(carried[0] > 0 && carried[1] > 0, "both paths carried");
+                comms[r].close();
+                streams[r].close();
+                x[r].close();
+                y[r].close();
+            }
+        }
+    }
 }

@@ -46,7 +46,13 @@ final class CudaEvent implements RuntimeEvent {
 
     @Override
     public boolean isComplete() {
-        int rc = cudart.cudaEventQuery(handle);
+        int[] mode = CaptureMode.relax();
+        int rc;
+        try {
+            rc = cudart.cudaEventQuery(handle);
+        } finally {
+            CaptureMode.restore(mode);
+        }
         if (rc == cudart.cudaErrorNotReady) {
             return false;
         }

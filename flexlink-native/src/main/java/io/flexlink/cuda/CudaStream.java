@@ -369,6 +369,21 @@ public final class CudaStream implements RuntimeStream {
         return rc == 0 && captureStatus[0] != cudart.cudaStreamCaptureStatusNone;
     }
 
+    @Override
+    public void beginCapture() {
+        checkOpen();
+        int rc = cudart.cudaStreamBeginCapture(handle, cudart.cudaStreamCaptureModeGlobal);
+        if (rc != 0) {
+            throw fail(rc, "cudaStreamBeginCapture", false);
+        }
+    }
+
+    @Override
+    public io.flexlink.runtime.RuntimeGraph endCapture() {
+        checkOpen();
+        return CudaGraph.endCapture(this);
+    }
+
     /** Polls with cudaStreamQuery at most this often: every collective asks (FlexLink's error check). */
     static final long QUERY_INTERVAL_NANOS = 1_000_000;
     private volatile long queriedAt = System.nanoTime() - QUERY_INTERVAL_NANOS;
@@ -385,7 +400,7 @@ public final class CudaStream implements RuntimeStream {
         if (f == null && !closed && now - queriedAt >= QUERY_INTERVAL_NANOS && !isCapturing()) {
             // a query of a stream being captured would invalidate the application's graph
             queriedAt = now;
-            int rc = cudart.cudaStreamQuery(handle);
+            int rc = query();
             if (rc != 0 && rc != cudart.cudaErrorNotReady) {
                 fail(rc, "cudaStreamQuery", false);
             }
@@ -408,12 +423,25 @@ public final class CudaStream implements RuntimeStream {
         }
     }
 
+    /** cudaStreamQuery in relaxed capture mode (see {@link CaptureMode}); never of a stream being captured. */
+    private int query() {
+        if (isCapturing()) {
+            return cudart.cudaErrorNotReady; // its work is a graph's, not yet anything that runs
+        }
+        int[] mode = CaptureMode.relax();
+        try {
+            return cudart.cudaStreamQuery(handle);
+        } finally {
+            CaptureMode.restore(mode);
+        }
+    }
+
     @Override
     public boolean isIdle() {
         if (closed) {
             return true;
         }
-        int rc = cudart.cudaStreamQuery(handle);
+        int rc = query();
         if (rc == cudart.cudaErrorNotReady) {
             return false;
         }

@@ -124,7 +124,7 @@ final class NcclComm implements PrimaryComm {
         }
         int sz = type.size();
         long tmp = prescaled.ensure(Math.max(1, rows * count * sz));
-        if (prescaledInUse) {
+        if (prescaledInUse && !stream.isCapturing()) {
             stream.waitEvent(prescaledRead); // the last call that read it may run on another stream
         }
         for (int r = 0; r < rows; r++) {
@@ -135,7 +135,7 @@ final class NcclComm implements PrimaryComm {
 
     /** After the collective that read an {@link #averaged} input. */
     private void averageDone(long input, long send, RuntimeStream stream) {
-        if (input != send) {
+        if (input != send && !stream.isCapturing()) {
             stream.record(prescaledRead);
             prescaledInUse = true;
         }

@@ -199,7 +199,7 @@ class NvshmemProtocolTest {
         for (int r = 0; r < n; r++) {
             long send;
             long recv;
-            if (k.inPlace()) {
+            if (k.inPlace() && !c.blocked() || k.inPlace() && (c == Collective.ALL_GATHER || c == Collective.REDUCE_SCATTER)) {
                 mem[r] = backend.allocate(r, Math.max(inElems, outElems) * sz);
                 long base = mem[r].address();
                 send = c == Collective.ALL_GATHER ? base + (long) r * count * sz : base;
@@ -216,7 +216,7 @@ class NvshmemProtocolTest {
             }
             out.flip();
             backend.upload(recv, out);
-            if (c != Collective.BROADCAST || r == root || k.inPlace()) {
+            if (Expected.reads(c, r, root) || k.inPlace()) {
                 ByteBuffer in = buffer(inElems * sz);
                 DataPattern.fill(in, k.type(), dataOp, seed, n, r, 0, inElems);
                 backend.upload(send, in);
@@ -235,7 +235,7 @@ class NvshmemProtocolTest {
             }
             ByteBuffer out = buffer(outElems * sz);
             backend.download(out, calls[r].recv);
-            boolean written = c != Collective.REDUCE || r == root;
+            boolean written = Expected.writes(c, r, root);
             for (long i = 0; i < outElems; i++) {
                 long want = Expected.output(c, k.type(), k.op(), seed, n, r, root, count, i);
                 if (!written) {

@@ -1,0 +1,59 @@
+package io.flexlink.cuda;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.runtime.RuntimeGraph;
+import io.flexlink.runtime.RuntimeStream;
+import org.bytedeco.cuda.cudart.CUgraphExec_st;
+import org.bytedeco.cuda.cudart.CUgraph_st;
+import org.bytedeco.cuda.global.cudart;
+
+/** One instantiated CUDA graph ({@code cudaGraphExec_t} and the graph it came from). */
+final class CudaGraph implements RuntimeGraph {
+    private final CUgraph_st graph;
+    private final CUgraphExec_st exec;
+    private boolean closed;
+
+    private CudaGraph(CUgraph_st graph, CUgraphExec_st exec) {
+        this.graph = graph;
+        this.exec = exec;
+    }
+
+    /** Ends {@code stream}'s capture and instantiates what it captured. */
+    static CudaGraph endCapture(CudaStream stream) {
+        CUgraph_st g = new CUgraph_st();
+        int rc = cudart.cudaStreamEndCapture(stream.handle(), g);
+        if (rc != 0) {
+            throw CudaCheck.rtError(rc, "cudaStreamEndCapture on stream " + stream.label()
+                    + " (an operation inside the capture was not capturable)");
+        }
+        CUgraphExec_st e = new CUgraphExec_st();
+        rc = cudart.cudaGraphInstantiate(e, g, 0L);
+        if (rc != 0) {
+            cudart.cudaGraphDestroy(g);
+            throw CudaCheck.rtError(rc, "cudaGraphInstantiate");
+        }
+        return new CudaGraph(g, e);
+    }
+
+    @Override
+    public synchronized void launch(RuntimeStream stream) {
+        if (closed) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "graph: launched after close");
+        }
+        int rc = cudart.cudaGraphLaunch(exec, ((CudaStream) stream).handle());
+        if (rc != 0) {
+            throw CudaCheck.rtError(rc, "cudaGraphLaunch on stream " + stream.label());
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        cudart.cudaGraphExecDestroy(exec);
+        cudart.cudaGraphDestroy(graph);
+    }
+}
