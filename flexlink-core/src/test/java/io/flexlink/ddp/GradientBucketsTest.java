@@ -14,6 +14,7 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.ddp.host.HostGradientCast;
+import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import java.util.ArrayList;
@@ -50,14 +51,14 @@ class GradientBucketsTest {
 
     /** One rank's buckets and gradients. */
     static final class Rank implements AutoCloseable {
-        final HostBackend backend;
+        final Backend backend;
         final Communicator comm;
         final RuntimeStream compute;
         final DdpRig.Gradients grads;
         final List<Parameter> params = new ArrayList<>();
         final GradientBuckets buckets;
 
-        Rank(HostBackend backend, Communicator comm, boolean contiguous, Consumer<GradientBucketsBuilder> options) {
+        Rank(Backend backend, Communicator comm, boolean contiguous, Consumer<GradientBucketsBuilder> options) {
             this.backend = backend;
             this.comm = comm;
             this.compute = backend.createStream(comm.device(), "test.compute");
@@ -141,7 +142,7 @@ class GradientBucketsTest {
         }
     }
 
-    private static void compare(Rank rank, int step, int skipRank, List<String> wrong) {
+    static void compare(Rank rank, int step, int skipRank, List<String> wrong) {
         int n = rank.comm.size();
         for (int p = 0; p < COUNTS.length; p++) {
             float[] got = rank.gradient(p);
