@@ -4,7 +4,6 @@ import io.flexlink.cuda.CudaModule;
 import io.flexlink.cuda.KernelCompiler;
 import io.flexlink.cuda.ddp.StreamKernel;
 import io.flexlink.runtime.RuntimeStream;
-import java.util.List;
 
 /**
  * The perceptron's arithmetic on the CUDA backend: the kernels of {@code mlp.cu}, compiled by NVRTC for the
@@ -27,7 +26,7 @@ final class CudaMlpMath implements MlpMath {
     private final StreamKernel sgd;
 
     CudaMlpMath(KernelCompiler compiler, int device) {
-        module = compiler.load(device, RESOURCE, StreamKernel.source(CudaMlpMath.class, RESOURCE), List.of());
+        module = StreamKernel.load(compiler, device, RESOURCE, StreamKernel.source(CudaMlpMath.class, RESOURCE));
         gemm = new StreamKernel(module, "mlp_gemm", 8);
         biasAct = new StreamKernel(module, "mlp_bias_act", 6);
         reluBackward = new StreamKernel(module, "mlp_relu_backward", 4);

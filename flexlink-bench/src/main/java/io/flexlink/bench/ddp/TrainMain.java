@@ -21,6 +21,10 @@ public final class TrainMain {
 
     public static void main(String[] args) throws InterruptedException {
         TrainOptions o;
+        if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
+            System.out.println(TrainOptions.USAGE);
+            return;
+        }
         try {
             o = TrainOptions.parse(args);
         } catch (RuntimeException e) {
