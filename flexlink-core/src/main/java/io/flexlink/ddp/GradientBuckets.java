@@ -37,8 +37,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One thread uses a set of buckets at a time (like a stream). Steady-state steps allocate nothing.
  * Errors: bad arguments throw {@link FlexLinkException} with INVALID_ARGUMENT and change nothing; a step
- * that cannot complete (a parameter never marked ready without {@link GradientBucketsBuilder#findUnusedParameters}) aborts
- * the communicator, so that the other ranks fail too, and throws INVALID_USAGE.
+ * that cannot complete (a parameter never marked ready without
+ * {@link GradientBucketsBuilder#findUnusedParameters}) aborts the communicator, so that the other ranks fail
+ * too, and throws INVALID_USAGE.
  */
 public final class GradientBuckets implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GradientBuckets.class);
@@ -100,7 +101,7 @@ public final class GradientBuckets implements AutoCloseable {
         }
     }
 
-    /** Starts building the buckets of one rank of {@code comm}; {@code backend} is the one its memory and streams come from. */
+    /** Starts building the buckets of one rank of {@code comm}, whose memory and streams come from {@code backend}. */
     public static GradientBucketsBuilder builder(Communicator comm, Backend backend) {
         return new GradientBucketsBuilder(comm, backend);
     }
@@ -132,10 +133,10 @@ public final class GradientBuckets implements AutoCloseable {
 
     /**
      * Ends the step: parameters not marked ready contribute zeros when the buckets were built with
-     * {@link GradientBucketsBuilder#findUnusedParameters}, every remaining bucket is launched, and {@code computeStream}
-     * waits for every bucket, so that work enqueued on it afterwards (the optimizer) sees the reduced
-     * gradients. After the first step, rebuilds the buckets from the order the gradients arrived in (when
-     * enabled), which waits once on the host.
+     * {@link GradientBucketsBuilder#findUnusedParameters}, every remaining bucket is launched, and
+     * {@code computeStream} waits for every bucket, so that work enqueued on it afterwards (the optimizer) sees
+     * the reduced gradients. After the first step, rebuilds the buckets from the order the gradients arrived in
+     * (when enabled), which waits once on the host.
      */
     public void finish(Stream computeStream) {
         usable("finish");
@@ -147,10 +148,10 @@ public final class GradientBuckets implements AutoCloseable {
         }
         if (readyCount < params.size()) {
             if (!options.findUnused()) {
-                throw fail(new FlexLinkException(Result.INVALID_USAGE, "finish: " + notReady() + " never marked ready in"
-                        + " step " + (steps + 1) + ". Build with findUnusedParameters(true) when some parameters take"
-                        + " no part in a step; the communicator was aborted so that the other ranks fail instead of"
-                        + " waiting for this rank's buckets"), true);
+                throw fail(new FlexLinkException(Result.INVALID_USAGE, "finish: " + notReady()
+                        + " never marked ready in step " + (steps + 1) + ". Build with findUnusedParameters(true) when"
+                        + " some parameters take no part in a step; the communicator was aborted so that the other"
+                        + " ranks fail instead of waiting for this rank's buckets"), true);
             }
             for (int p = params.size() - 1; p >= 0; p--) {
                 if (!readyThisStep[p]) {

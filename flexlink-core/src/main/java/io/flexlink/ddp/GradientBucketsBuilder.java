@@ -200,7 +200,8 @@ public final class GradientBucketsBuilder {
                 throw bad("commStream: " + e.detail());
             }
             if (s.device() != comm.device()) {
-                throw bad("commStream: on device " + s.device() + ", but the communicator is on device " + comm.device());
+                throw bad("commStream: on device " + s.device() + ", but the communicator is on device "
+                        + comm.device());
             }
         }
         built = true;

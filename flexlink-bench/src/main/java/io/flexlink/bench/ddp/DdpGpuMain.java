@@ -117,7 +117,8 @@ public final class DdpGpuMain {
         double[] ms = first.medianMillis();
         rows.add(String.format(Locale.ROOT, "| %s | %s x%d | %s | %.2f | %.2f | %.2f | %.2f | %s | %.2g |", name,
                 o.layersText(), o.batch(), TrainReport.size(first.gradientBytes()),
-                ms[StepMode.COMPUTE_ONLY.ordinal()], ms[StepMode.AFTER_BACKWARD.ordinal()], ms[StepMode.OVERLAP.ordinal()],
+                ms[StepMode.COMPUTE_ONLY.ordinal()], ms[StepMode.AFTER_BACKWARD.ordinal()],
+                ms[StepMode.OVERLAP.ordinal()],
                 ms[StepMode.AFTER_BACKWARD.ordinal()] - ms[StepMode.OVERLAP.ordinal()], same ? "yes" : "NO", diff));
         return same && curveOk;
     }

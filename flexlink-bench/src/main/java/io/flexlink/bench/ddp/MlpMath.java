@@ -8,7 +8,10 @@ import io.flexlink.runtime.RuntimeStream;
  * fixed order, so that the same inputs give the same bits on every rank.
  */
 interface MlpMath extends AutoCloseable {
-    /** {@code c[m x n] = op(a) * op(b)}: {@code a} is m x k (k x m when {@code ta}), {@code b} k x n (n x k when {@code tb}). */
+    /**
+     * {@code c[m x n] = op(a) * op(b)}: {@code a} is m x k (k x m when {@code ta}), {@code b} k x n (n x k when
+     * {@code tb}).
+     */
     void gemm(RuntimeStream s, boolean ta, boolean tb, int m, int n, int k, long a, long b, long c);
 
     /** {@code y[r][c] += bias[c]}, then {@code z = relu ? max(y, 0) : y} ({@code z} may be {@code y}). */

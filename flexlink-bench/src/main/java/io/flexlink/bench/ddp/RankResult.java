@@ -15,6 +15,7 @@ import java.util.List;
  * @param paths           bytes and calls per path of this rank's communicator (empty for the reference)
  * @param buckets         the buckets after training
  */
-record RankResult(String backend, int rank, float[] losses, String weights, boolean sameOnAllRanks, double[] medianMillis,
+record RankResult(String backend, int rank, float[] losses, String weights, boolean sameOnAllRanks,
+                  double[] medianMillis,
                   List<CommStats.PathTotals> paths, List<BucketView> buckets, long gradientBytes) {
 }

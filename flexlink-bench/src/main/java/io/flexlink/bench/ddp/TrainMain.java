@@ -49,7 +49,8 @@ public final class TrainMain {
         if (o.fromEnv()) {
             RankResult r = DataParallelTraining.fromEnvironment(o, env);
             if (r.rank() == 0) {
-                TrainReport.print(out, o, r.backend(), Integer.parseInt(env.get("WORLD_SIZE")), "(one process each)", r);
+                int ranks = Integer.parseInt(env.get("WORLD_SIZE"));
+                TrainReport.print(out, o, r.backend(), ranks, "(one process each)", r);
             } else {
                 out.printf("rank %d: weights %s (sha-256 %s)%n", r.rank(),
                         r.sameOnAllRanks() ? "identical on all ranks" : "DIFFER between ranks", r.weights());

@@ -70,7 +70,8 @@ record TrainOptions(String backend, int ranks, int[] devices, int[] widths, int 
                 case "--lr": o = o.with(b -> b.lr = Float.parseFloat(v)); break;
                 case "--seed": o = o.with(b -> b.seed = Long.parseLong(v)); break;
                 case "--timing-rounds": o = o.with(b -> b.timingRounds = Integer.parseInt(v)); break;
-                case "--grads": o = o.with(b -> b.contiguous = oneOf(a, v, "contiguous", "separate").equals("contiguous"));
+                case "--grads":
+                    o = o.with(b -> b.contiguous = oneOf(a, v, "contiguous", "separate").equals("contiguous"));
                     break;
                 case "--cast": o = o.with(b -> b.cast = oneOf(a, v, "none", "bf16", "fp16")); break;
                 case "--reduction": o = o.with(b -> b.average = oneOf(a, v, "avg", "sum").equals("avg")); break;

@@ -25,7 +25,8 @@ final class TrainReport {
         out.printf(Locale.ROOT, "FlexLink data-parallel training: %s backend, %d rank%s %s, MLP %s (%s of gradients),"
                         + " %d samples per rank, %d steps, SGD lr %s, %s%s%n", backend, ranks, ranks == 1 ? "" : "s",
                 where, o.layersText(), size(r.gradientBytes()), o.batch(), o.steps(), o.lr(),
-                o.average() ? "AVG" : "SUM x 1/" + ranks, o.cast().equals("none") ? "" : ", gradients carried as " + o.cast());
+                o.average() ? "AVG" : "SUM x 1/" + ranks,
+                o.cast().equals("none") ? "" : ", gradients carried as " + o.cast());
         out.printf("buckets%s: %d%n", o.rebuild() ? " (after the rebuild from the first step's ready order)" : "",
                 r.buckets().size());
         for (BucketView b : r.buckets()) {
@@ -55,7 +56,8 @@ final class TrainReport {
             out.printf(Locale.ROOT, "time hidden by overlap: %.3f ms per step (%.0f %% of the %.3f ms the AllReduces "
                     + "add after backward)%n", after - overlap, comm > 0 ? 100 * (after - overlap) / comm : 0, comm);
             out.printf(Locale.ROOT, "| %s | %d | %s | %s | %.3f | %.3f | %.3f | %.3f |%n", backend, ranks,
-                    o.layersText() + " x" + o.batch(), size(r.gradientBytes()), compute, after, overlap, after - overlap);
+                    o.layersText() + " x" + o.batch(), size(r.gradientBytes()), compute, after, overlap,
+                    after - overlap);
         }
     }
 }

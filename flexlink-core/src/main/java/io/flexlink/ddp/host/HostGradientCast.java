@@ -23,7 +23,7 @@ public final class HostGradientCast implements GradientCast, AutoCloseable {
     private final DataType wire;
     private final HostStreamTasks tasks;
 
-    /** A cast to {@code wireType} (BFLOAT16 or FLOAT16) for streams of {@code device} of the host backend {@code backend}. */
+    /** A cast to {@code wireType} (BFLOAT16 or FLOAT16) for streams of {@code device} of the host backend. */
     public HostGradientCast(Backend backend, int device, DataType wireType) {
         if (backend == null || !"host".equals(backend.name())) {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "backend: " + (backend == null ? "null"

@@ -7,7 +7,6 @@ import io.flexlink.cuda.CudaModule;
 import io.flexlink.cuda.KernelCompiler;
 import io.flexlink.ddp.GradientCast;
 import io.flexlink.runtime.RuntimeStream;
-import java.util.List;
 
 /**
  * The bf16/fp16 gradient cast of the CUDA backend: grid-stride kernels of {@code cast.cu}, compiled by
@@ -34,10 +33,12 @@ public final class CudaGradientCast implements GradientCast, AutoCloseable {
         } else if (wireType == DataType.FLOAT16) {
             suffix = "f16";
         } else {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "wireType: must be BFLOAT16 or FLOAT16, got " + wireType);
+            throw new FlexLinkException(Result.INVALID_ARGUMENT,
+                    "wireType: must be BFLOAT16 or FLOAT16, got " + wireType);
         }
         this.wire = wireType;
-        this.module = compiler.load(device, RESOURCE, StreamKernel.source(CudaGradientCast.class, RESOURCE), List.of());
+        String source = StreamKernel.source(CudaGradientCast.class, RESOURCE);
+        this.module = StreamKernel.load(compiler, device, RESOURCE, source);
         StreamKernel n = null;
         try {
             n = new StreamKernel(module, "flexlink_cast_f32_to_" + suffix, 3);

@@ -8,10 +8,12 @@ import io.flexlink.cuda.CudaLibraries;
 import io.flexlink.cuda.CudaModule;
 import io.flexlink.cuda.CudaStream;
 import io.flexlink.cuda.Devices;
+import io.flexlink.cuda.KernelCompiler;
 import io.flexlink.runtime.RuntimeStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.bytedeco.cuda.cudart.CUfunc_st;
 import org.bytedeco.cuda.global.cudart;
 import org.bytedeco.javacpp.LongPointer;
@@ -26,6 +28,8 @@ import org.bytedeco.javacpp.PointerPointer;
  * time.
  */
 public final class StreamKernel implements AutoCloseable {
+    private static final Object LOAD = new Object();
+
     private final CudaModule module;
     private final String name;
     private final CUfunc_st function;
@@ -109,6 +113,17 @@ public final class StreamKernel implements AutoCloseable {
             throw new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "cuLaunchKernel(" + name + ", grid " + gridX + "x"
                     + gridY + ", block " + blockX + "x" + blockY + ") on stream " + cs.label() + ": "
                     + CudaLibraries.driverError(rc));
+        }
+    }
+
+    /**
+     * Compiles (or takes from the cache) {@code source} for {@code device} and loads it, one load at a time in
+     * this process: ranks that are threads build their kernels at once, and FlexLink's own kernels are loaded
+     * under a lock too.
+     */
+    public static CudaModule load(KernelCompiler compiler, int device, String name, String source) {
+        synchronized (LOAD) {
+            return compiler.load(device, name, source, List.of());
         }
     }
 
