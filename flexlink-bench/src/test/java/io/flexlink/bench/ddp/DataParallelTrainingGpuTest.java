@@ -50,8 +50,8 @@ class DataParallelTrainingGpuTest {
             b.overrides.put(FlexLinkConfig.SHARE, share);
             b.overrides.put(FlexLinkConfig.MIN_SPLIT_BYTES, "0");
             b.overrides.put(FlexLinkConfig.TUNING_CACHE, "off");
-            b.overrides.put(FlexLinkConfig.DDP_FIRST_BUCKET_CAP, "16K");
-            b.overrides.put(FlexLinkConfig.DDP_BUCKET_CAP, "64K");
+            b.overrides.put(FlexLinkConfig.DDP_FIRST_BUCKET_CAP, "8K");
+            b.overrides.put(FlexLinkConfig.DDP_BUCKET_CAP, "32K");
         });
     }
 
