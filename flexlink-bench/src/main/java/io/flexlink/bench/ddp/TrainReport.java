@@ -37,7 +37,8 @@ final class TrainReport {
             out.printf(Locale.ROOT, "step %3d  loss %.9g%n", s + 1, r.losses()[s]);
         }
         out.printf("weights after %d steps: %s (sha-256 %s)%n", o.steps(),
-                r.sameOnAllRanks() ? "identical on all " + ranks + " ranks" : "DIFFER between ranks", r.weights());
+                !r.sameOnAllRanks() ? "DIFFER between ranks" : ranks == 1 ? "one rank" : "identical on all " + ranks
+                        + " ranks", r.weights());
         StringBuilder paths = new StringBuilder();
         for (CommStats.PathTotals p : r.paths()) {
             paths.append(paths.length() == 0 ? "" : ", ").append(p.path()).append(' ').append(size(p.bytes()))
