@@ -141,6 +141,20 @@ public final class FlexLinkConfig {
                     + "one node: tests the placed allocation path).",
             s -> oneOf("flexlink.numa", s, "auto", "off", "force"));
 
+    // ---- data-parallel gradient buckets (io.flexlink.ddp) ----
+
+    /** Most bytes of gradients per bucket of io.flexlink.ddp.GradientBuckets (after the first). */
+    public static final Setting<Long> DDP_BUCKET_CAP = define("flexlink.ddp.bucketCap", "25M",
+            "Gradient buckets (io.flexlink.ddp): a bucket is closed once its gradients reach this many bytes "
+                    + "(a larger single gradient gets a bucket of its own); PyTorch DDP's `bucket_cap_mb`.",
+            s -> positive("flexlink.ddp.bucketCap", ByteSizes.parse(s)));
+
+    /** The cap of the first bucket, which is small so that the first AllReduce starts early in backward. */
+    public static final Setting<Long> DDP_FIRST_BUCKET_CAP = define("flexlink.ddp.firstBucketCap", "1M",
+            "Gradient buckets: the cap of the first bucket (the last layers' gradients, ready first in backward), "
+                    + "small so that communication starts early.",
+            s -> positive("flexlink.ddp.firstBucketCap", ByteSizes.parse(s)));
+
     private final Map<Setting<?>, String> overrides;
     private final Function<String, String> env;
     private final Map<Setting<?>, Object> cache = new HashMap<>();
