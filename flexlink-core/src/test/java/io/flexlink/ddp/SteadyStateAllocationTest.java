@@ -128,6 +128,16 @@ class SteadyStateAllocationTest {
         }
 
         @Override
+        public void scale(long dst, long a, long count, DataType type, long scalar, int divisor) {
+            backend.ops++;
+        }
+
+        @Override
+        public void waitAny(io.flexlink.runtime.PinnedMemory mem, long offset, int mask) {
+            backend.ops++;
+        }
+
+        @Override
         public void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor) {
             backend.ops++;
         }
@@ -241,6 +251,51 @@ class SteadyStateAllocationTest {
 
         @Override
         public void reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root, Stream s) {
+        }
+
+        @Override
+        public void allToAll(Buffer send, Buffer recv, long count, DataType type, Stream s) {
+        }
+
+        @Override
+        public void allToAll(long send, long recv, long count, DataType type, Stream s) {
+        }
+
+        @Override
+        public void gather(Buffer send, Buffer recv, long count, DataType type, int root, Stream s) {
+        }
+
+        @Override
+        public void gather(long send, long recv, long count, DataType type, int root, Stream s) {
+        }
+
+        @Override
+        public void scatter(Buffer send, Buffer recv, long count, DataType type, int root, Stream s) {
+        }
+
+        @Override
+        public void scatter(long send, long recv, long count, DataType type, int root, Stream s) {
+        }
+
+        @Override
+        public void send(Buffer buff, long count, DataType type, int peer, Stream s) {
+        }
+
+        @Override
+        public void send(long buff, long count, DataType type, int peer, Stream s) {
+        }
+
+        @Override
+        public void recv(Buffer buff, long count, DataType type, int peer, Stream s) {
+        }
+
+        @Override
+        public void recv(long buff, long count, DataType type, int peer, Stream s) {
+        }
+
+        @Override
+        public void allToAllv(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
+                              long[] recvDispls, DataType type, Stream s) {
         }
 
         @Override
