@@ -36,9 +36,20 @@ final class CommLifecycle {
     private volatile boolean aborted;
     private volatile boolean abortRequested;
 
-    /** @param tellPeers what else tells the peers of an abort (the balance board's abort word), or null */
+    /** Runs before close() waits for the paths' streams: the enqueue thread hands over everything it has. */
+    private final Runnable drainEnqueue;
+    /** Runs before anything is freed: the enqueue thread stops and the callers' streams waiting on it move on. */
+    private final Runnable stopEnqueue;
+
+    /**
+     * @param tellPeers    what else tells the peers of an abort (the balance board's abort word), or null
+     * @param drainEnqueue before close() waits for the paths (the enqueue thread drains)
+     * @param stopEnqueue  before the paths are freed (the enqueue thread stops)
+     */
     CommLifecycle(Backend backend, int rank, int size, int device, Path primary, Path[] aux, Duration timeout,
-                  String name, Runnable tellPeers) {
+                  String name, Runnable tellPeers, Runnable drainEnqueue, Runnable stopEnqueue) {
+        this.drainEnqueue = drainEnqueue;
+        this.stopEnqueue = stopEnqueue;
         this.rank = rank;
         this.size = size;
         this.primary = primary;
@@ -118,6 +129,11 @@ final class CommLifecycle {
 
     /** Under the lock: frees what it can; from then on nothing polls the paths. */
     private void release(long boundNanos, boolean wasAborted) {
+        try {
+            stopEnqueue.run();
+        } catch (RuntimeException e) {
+            LOG.debug("rank {}: stopping the enqueue thread: {}", rank, e.toString());
+        }
         health.torn();
         teardown.release(boundNanos, wasAborted);
     }
@@ -133,6 +149,11 @@ final class CommLifecycle {
             lock.unlock();
         }
         if (first && !aborted && health.error() == null) {
+            try {
+                drainEnqueue.run();
+            } catch (RuntimeException e) {
+                LOG.debug("rank {}: the enqueue thread failed before close: {}", rank, e.getMessage());
+            }
             // outside the lock, so that the watchdog can still abort a wait that never ends
             for (Path p : aux) {
                 for (RuntimeStream s : p.streams()) {

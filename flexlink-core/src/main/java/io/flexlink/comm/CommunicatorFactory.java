@@ -286,7 +286,7 @@ public final class CommunicatorFactory {
         // an abort reaches a peer waiting at a decision point through the board's own abort word
         Runnable tellPeers = board == null ? null : () -> boardToClose.abort(rank);
         FlexCommunicator comm = new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
-                config.minSplitBytes(), resources, config.timeout(), tellPeers);
+                config.minSplitBytes(), resources, config.timeout(), tellPeers, config.enqueueThread());
         log.owned(0, comm, comm::abort); // it frees everything made so far; an abort also tells the peers
         if (board != null) {
             board.cancelWhen(comm::abortRequested); // an abort (or the watchdog) ends a wait for the peers

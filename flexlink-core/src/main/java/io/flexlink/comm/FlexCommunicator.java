@@ -61,7 +61,7 @@ public final class FlexCommunicator extends CollectiveApi {
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
                      List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
-                     Duration timeout, Runnable tellPeers) {
+                     Duration timeout, Runnable tellPeers, boolean enqueueThread) {
         super(rank, size, device);
         this.backend = backend;
         this.transport = transport;
@@ -78,8 +78,10 @@ public final class FlexCommunicator extends CollectiveApi {
         }
         this.counters = new PathCounters(names);
         this.timer = shares.timed() ? new CallTimer(backend, device, streams, shares, counters) : null;
-        this.launcher = new Launcher(backend, device, size, primary, aux, shares, minSplitBytes, counters, timer);
-        this.life = new CommLifecycle(backend, rank, size, device, primary, aux, timeout, toString(), tellPeers);
+        this.launcher = new Launcher(backend, device, rank, size, primary, aux, shares, minSplitBytes, counters, timer,
+                enqueueThread);
+        this.life = new CommLifecycle(backend, rank, size, device, primary, aux, timeout, toString(), tellPeers,
+                launcher::drain, launcher::stopAndRelease);
         this.lock = life.lock;
         this.health = life.health;
         this.watch = life.watch;
@@ -111,6 +113,10 @@ public final class FlexCommunicator extends CollectiveApi {
         lock.lock();
         try {
             life.checkUsable();
+            FlexLinkException enqueueFailed = launcher.workerFailure();
+            if (enqueueFailed != null) {
+                throw health.fail(enqueueFailed); // the peers are told; every later call throws it
+            }
             Validator.checkCall(c, send, recv, count, type, op, root, rank, size);
             RuntimeStream stream = checkStream(userStream);
             if (count == 0) {

@@ -141,6 +141,14 @@ public final class FlexLinkConfig {
                     + "one node: tests the placed allocation path).",
             s -> oneOf("flexlink.numa", s, "auto", "off", "force"));
 
+    /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
+    public static final Setting<Boolean> ENQUEUE_THREAD = define("flexlink.enqueueThread", "on",
+            "`on`: each communicator enqueues the auxiliary paths' part of a split call on a thread of its own, so "
+                    + "that the calling thread (which may drive every GPU of the machine) enqueues only the primary "
+                    + "collective, a fork and a join; timed, captured and point-to-point calls stay on the calling "
+                    + "thread. `off`: everything on the calling thread.",
+            s -> oneOf("flexlink.enqueueThread", s, "on", "off").equals("on"));
+
     // ---- data-parallel gradient buckets (io.flexlink.ddp) ----
 
     /** Most bytes of gradients per bucket of io.flexlink.ddp.GradientBuckets (after the first). */
@@ -277,6 +285,10 @@ public final class FlexLinkConfig {
 
     public String emulate() {
         return get(EMULATE);
+    }
+
+    public boolean enqueueThread() {
+        return get(ENQUEUE_THREAD);
     }
 
     public int balanceWindow() {

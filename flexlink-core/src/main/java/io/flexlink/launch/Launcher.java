@@ -41,10 +41,13 @@ public final class Launcher implements AutoCloseable {
     private final RuntimeEvent inPlaceRead;
     private boolean inPlaceUsed;
     private final PeerOps exchange = new PeerOps();
+    /** Null when the auxiliary paths are enqueued on the caller's thread. */
+    private final EnqueueWorker worker;
     private boolean warnedCapture;
 
-    public Launcher(Backend backend, int device, int ranks, Path primary, Path[] aux, Shares shares,
-                    long minSplitBytes, PathCounters counters, CallTimer timer) {
+    /** @param enqueueThread whether the auxiliary paths get an enqueue thread ({@link EnqueueWorker}) */
+    public Launcher(Backend backend, int device, int rank, int ranks, Path primary, Path[] aux, Shares shares,
+                    long minSplitBytes, PathCounters counters, CallTimer timer, boolean enqueueThread) {
         this.ranks = ranks;
         this.primary = primary;
         this.aux = aux;
@@ -53,6 +56,7 @@ public final class Launcher implements AutoCloseable {
         this.counters = counters;
         this.timer = timer;
         this.fork = backend.createEvent(device, false);
+        this.worker = enqueueThread && aux.length > 0 ? new EnqueueWorker(backend, device, rank, aux, counters) : null;
         this.inPlaceInput = new Scratch(backend, device);
         this.inPlaceRead = backend.createEvent(device, false);
         this.joins = new RuntimeEvent[aux.length][];
@@ -109,7 +113,14 @@ public final class Launcher implements AutoCloseable {
         // timed whenever the balancer asks, split or not: its probe of the primary path alone is a measurement too
         p.timerSlot = timer != null && p.token >= 0 ? timer.begin(p.token, c.stream) : -1;
         if (p.split) {
-            c.stream.record(fork);
+            // timed and captured calls keep their auxiliary part on this thread: their events are this thread's
+            p.async = worker != null && !p.captured && p.timerSlot < 0;
+            if (p.async) {
+                c.stream.record(worker.reserveFork());
+            } else {
+                drain();
+                c.stream.record(fork);
+            }
         }
         long n = p.lengths[0];
         if (n > 0) {
@@ -124,6 +135,10 @@ public final class Launcher implements AutoCloseable {
     /** Phase 3: every auxiliary path's range, forked off the caller's stream and joined back into it. */
     public void launchAuxiliary(CallPlan p) {
         if (!p.split) {
+            return;
+        }
+        if (p.async) {
+            worker.submit(p);
             return;
         }
         CollectiveCall c = p.call;
@@ -204,6 +219,7 @@ public final class Launcher implements AutoCloseable {
             }
         }
         if (split) {
+            drain(); // the exchange runs on this thread
             stream.record(fork); // before the primary's work: the auxiliary paths wait for the inputs only
         }
         if (collect(g, -1) && primary != null) {
@@ -255,12 +271,35 @@ public final class Launcher implements AutoCloseable {
         return any;
     }
 
+    /** Waits until the enqueue thread has enqueued everything handed to it (before this thread uses the paths). */
+    public void drain() {
+        if (worker != null) {
+            worker.drain();
+        }
+    }
+
+    /** Stops the enqueue thread and releases the callers' streams waiting on it (an abort). */
+    public void stopAndRelease() {
+        if (worker != null) {
+            worker.stop();
+            worker.releaseAll();
+        }
+    }
+
+    /** The enqueue thread's failure, or null. */
+    public io.flexlink.FlexLinkException workerFailure() {
+        return worker == null ? null : worker.failure();
+    }
+
     private RuntimeEvent join(CallPlan p, int i, int k) {
         return p.timerSlot >= 0 ? timer.auxDone(p.timerSlot, i, k) : joins[i][k];
     }
 
     @Override
     public void close() {
+        if (worker != null) {
+            worker.close();
+        }
         fork.close();
         inPlaceRead.close();
         inPlaceInput.close();

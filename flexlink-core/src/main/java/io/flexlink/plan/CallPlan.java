@@ -23,6 +23,8 @@ public final class CallPlan {
     public int timerSlot = -1;
     /** Enqueued while the caller's stream was being captured into a CUDA graph. */
     public boolean captured;
+    /** The auxiliary part goes to the enqueue thread (the caller's stream waits on a join word). */
+    public boolean async;
     /** The input was copied aside first (an in-place AlltoAll); {@code call.send} is the copy. */
     public boolean stagedInput;
 
@@ -48,6 +50,7 @@ public final class CallPlan {
         timerSlot = -1;
         captured = false;
         stagedInput = false;
+        async = false;
     }
 
     @Override

@@ -28,7 +28,14 @@ final class CudaGraph implements RuntimeGraph {
                     + " (an operation inside the capture was not capturable)");
         }
         CUgraphExec_st e = new CUgraphExec_st();
-        rc = cudart.cudaGraphInstantiate(e, g, 0L);
+        // relaxed: another stream of this thread may still be capturing (one thread driving several ranks
+        // captures every rank's stream before it ends any), and instantiating is an unsafe call during that
+        int[] mode = CaptureMode.relax();
+        try {
+            rc = cudart.cudaGraphInstantiate(e, g, 0L);
+        } finally {
+            CaptureMode.restore(mode);
+        }
         if (rc != 0) {
             cudart.cudaGraphDestroy(g);
             throw CudaCheck.rtError(rc, "cudaGraphInstantiate");
