@@ -142,12 +142,15 @@ public final class FlexLinkConfig {
             s -> oneOf("flexlink.numa", s, "auto", "off", "force"));
 
     /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
-    public static final Setting<Boolean> ENQUEUE_THREAD = define("flexlink.enqueueThread", "on",
+    public static final Setting<String> ENQUEUE_THREAD = define("flexlink.enqueueThread", "auto",
             "`on`: each communicator enqueues the auxiliary paths' part of a split call on a thread of its own, so "
                     + "that the calling thread (which may drive every GPU of the machine) enqueues only the primary "
                     + "collective, a fork and a join; timed, captured and point-to-point calls stay on the calling "
-                    + "thread. `off`: everything on the calling thread.",
-            s -> oneOf("flexlink.enqueueThread", s, "on", "off").equals("on"));
+                    + "thread. `off`: everything on the calling thread. `auto` (default): on for the host backend, "
+                    + "off on CUDA, where the caller's stream then waits on a memory word that the GPU's scheduler "
+                    + "cannot see, which deadlocked with eight ranks' streams sharing one GPU's hardware queues "
+                    + "(docs/operations.md).",
+            s -> oneOf("flexlink.enqueueThread", s, "auto", "on", "off"));
 
     // ---- data-parallel gradient buckets (io.flexlink.ddp) ----
 
@@ -287,7 +290,8 @@ public final class FlexLinkConfig {
         return get(EMULATE);
     }
 
-    public boolean enqueueThread() {
+    /** The enqueue thread setting: {@code auto}, {@code on} or {@code off}. */
+    public String enqueueThread() {
         return get(ENQUEUE_THREAD);
     }
 

@@ -57,7 +57,7 @@ public final class EnqueueWorker implements AutoCloseable {
                 done[i][k] = backend.createEvent(device, false);
             }
         }
-        this.joins = new JoinFlags(backend);
+        this.joins = new JoinFlags(backend, device);
         this.thread = new Thread(this::work, "flexlink-enqueue-r" + rank);
         this.thread.setDaemon(true);
         this.thread.start();
@@ -195,6 +195,11 @@ public final class EnqueueWorker implements AutoCloseable {
     @Override
     public void close() {
         stop();
+        if (thread.isAlive()) {
+            // still inside a path's enqueue: its events and words stay allocated rather than freed under it
+            LOG.warn("COLL enqueue thread {} did not stop: its events and join words stay allocated", thread.getName());
+            return;
+        }
         for (RuntimeEvent e : forks) {
             e.close();
         }

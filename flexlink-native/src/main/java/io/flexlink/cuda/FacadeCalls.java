@@ -1,5 +1,6 @@
 package io.flexlink.cuda;
 
+import io.flexlink.Collective;
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
@@ -19,15 +20,18 @@ import org.bytedeco.javacpp.Pointer;
  */
 final class FacadeCalls {
     private static final ThreadLocal<int[]> SCRATCH_INT = ThreadLocal.withInitial(() -> new int[1]);
-    private static final String[] NAMES = {"ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast",
-        "ncclReduce"};
 
     private FacadeCalls() {
     }
 
-    /** {@code which}: 0 AllReduce, 1 AllGather, 2 ReduceScatter, 3 Broadcast, 4 Reduce. */
-    static int collective(int which, Pointer sendbuff, Pointer recvbuff, long count, int datatype, int op, int root,
-                          ncclComm comm, CUstream_st stream) {
+    /** NCCL's name of a collective's call. */
+    private static String name(Collective c) {
+        return "nccl" + c.displayName();
+    }
+
+    /** One collective (or, for SEND/RECV, one half of a transfer: {@code root} is the peer). */
+    static int collective(Collective which, Pointer sendbuff, Pointer recvbuff, long count, int datatype, int op,
+                          int root, ncclComm comm, CUstream_st stream) {
         FacadeComm c = NcclFacade.lookup(comm);
         if (c == null) {
             return Result.INVALID_ARGUMENT.code();
@@ -36,50 +40,28 @@ final class FacadeCalls {
         try {
             entry = Devices.refresh();
             DataType t = FlexNccl.type(datatype);
-            ReduceOp o = which == 1 || which == 3 ? ReduceOp.SUM : FlexNccl.op(op);
+            ReduceOp o = which.reduces() ? FlexNccl.op(op) : ReduceOp.SUM;
             CudaStream s = c.stream(stream);
             long send = NcclFacade.address(sendbuff);
             long recv = NcclFacade.address(recvbuff);
             Communicator x = c.comm;
             switch (which) {
-                case 0: x.allReduce(send, recv, count, t, o, s); break;
-                case 1: x.allGather(send, recv, count, t, s); break;
-                case 2: x.reduceScatter(send, recv, count, t, o, s); break;
-                case 3: x.broadcast(send, recv, count, t, root, s); break;
-                default: x.reduce(send, recv, count, t, o, root, s);
+                case ALL_REDUCE: x.allReduce(send, recv, count, t, o, s); break;
+                case ALL_GATHER: x.allGather(send, recv, count, t, s); break;
+                case REDUCE_SCATTER: x.reduceScatter(send, recv, count, t, o, s); break;
+                case BROADCAST: x.broadcast(send, recv, count, t, root, s); break;
+                case REDUCE: x.reduce(send, recv, count, t, o, root, s); break;
+                case ALL_TO_ALL: x.allToAll(send, recv, count, t, s); break;
+                case GATHER: x.gather(send, recv, count, t, root, s); break;
+                case SCATTER: x.scatter(send, recv, count, t, root, s); break;
+                case SEND: x.send(send, count, t, root, s); break;
+                default: x.recv(recv, count, t, root, s);
             }
             return Result.SUCCESS.code();
         } catch (FlexLinkException e) {
-            return NcclFacade.failed(NAMES[which], e);
+            return NcclFacade.failed(name(which), e);
         } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal(NAMES[which], e);
-        } finally {
-            restore(entry);
-        }
-    }
-
-    /** ncclSend/ncclRecv through NCCL itself; ncclInvalidUsage when the communicator has no NCCL path. */
-    static int p2p(boolean send, Pointer buff, long count, int datatype, int peer, ncclComm comm, CUstream_st stream) {
-        FacadeComm c = NcclFacade.lookup(comm);
-        if (c == null) {
-            return Result.INVALID_ARGUMENT.code();
-        }
-        if (c.nccl == null) {
-            NcclFacade.LOG.debug("COLL {}: communicator has no NCCL path (several ranks on one GPU?)",
-                    send ? "ncclSend" : "ncclRecv");
-            return Result.INVALID_USAGE.code();
-        }
-        int entry = -1;
-        try {
-            entry = Devices.refresh();
-            CudaStream s = c.stream(stream);
-            NcclFacade.joinGroupForP2p();
-            long a = NcclFacade.address(buff);
-            return send ? c.nccl.send(a, count, datatype, peer, s.handle()) : c.nccl.recv(a, count, datatype, peer, s.handle());
-        } catch (FlexLinkException e) {
-            return NcclFacade.failed(send ? "ncclSend" : "ncclRecv", e);
-        } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal(send ? "ncclSend" : "ncclRecv", e);
+            return NcclFacade.internal(name(which), e);
         } finally {
             restore(entry);
         }

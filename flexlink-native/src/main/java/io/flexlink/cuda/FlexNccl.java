@@ -1,5 +1,6 @@
 package io.flexlink.cuda;
 
+import io.flexlink.Collective;
 import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.DataType;
@@ -295,39 +296,61 @@ public final class FlexNccl {
 
     public static int ncclAllReduce(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int op,
                                     ncclComm comm, CUstream_st stream) {
-        return FacadeCalls.collective(0, sendbuff, recvbuff, count, datatype, op, 0, comm, stream);
+        return FacadeCalls.collective(Collective.ALL_REDUCE, sendbuff, recvbuff, count, datatype, op, 0, comm, stream);
     }
 
     public static int ncclAllGather(Pointer sendbuff, Pointer recvbuff, long sendcount, int datatype,
                                     ncclComm comm, CUstream_st stream) {
-        return FacadeCalls.collective(1, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm, stream);
+        return FacadeCalls.collective(Collective.ALL_GATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm, stream);
     }
 
     public static int ncclReduceScatter(Pointer sendbuff, Pointer recvbuff, long recvcount, int datatype, int op,
                                         ncclComm comm, CUstream_st stream) {
-        return FacadeCalls.collective(2, sendbuff, recvbuff, recvcount, datatype, op, 0, comm, stream);
+        return FacadeCalls.collective(Collective.REDUCE_SCATTER, sendbuff, recvbuff, recvcount, datatype, op, 0, comm, stream);
     }
 
     public static int ncclBroadcast(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int root,
                                     ncclComm comm, CUstream_st stream) {
-        return FacadeCalls.collective(3, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, stream);
+        return FacadeCalls.collective(Collective.BROADCAST, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, stream);
     }
 
     public static int ncclReduce(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int op, int root,
                                  ncclComm comm, CUstream_st stream) {
-        return FacadeCalls.collective(4, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
+        return FacadeCalls.collective(Collective.REDUCE, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     }
 
-    /** Passed through to NCCL's ncclSend on the communicator's primary path (FlexLink does not split it). */
+    /** Every rank's block {@code j} to rank {@code j}, split across the paths like the other collectives. */
+    public static int ncclAlltoAll(Pointer sendbuff, Pointer recvbuff, long count, int datatype, ncclComm comm,
+                                   CUstream_st stream) {
+        return FacadeCalls.collective(Collective.ALL_TO_ALL, sendbuff, recvbuff, count, datatype, ncclSum, 0, comm,
+                stream);
+    }
+
+    public static int ncclGather(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int root,
+                                 ncclComm comm, CUstream_st stream) {
+        return FacadeCalls.collective(Collective.GATHER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm,
+                stream);
+    }
+
+    public static int ncclScatter(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int root,
+                                  ncclComm comm, CUstream_st stream) {
+        return FacadeCalls.collective(Collective.SCATTER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm,
+                stream);
+    }
+
+    /**
+     * Split across the paths like the collectives, and carried by the PCIe path alone where several ranks
+     * share a GPU and NCCL cannot run; inside a group any pattern of pairs, as NCCL.
+     */
     public static int ncclSend(Pointer sendbuff, long count, int datatype, int peer, ncclComm comm,
                                CUstream_st stream) {
-        return FacadeCalls.p2p(true, sendbuff, count, datatype, peer, comm, stream);
+        return FacadeCalls.collective(Collective.SEND, sendbuff, null, count, datatype, ncclSum, peer, comm, stream);
     }
 
-    /** Passed through to NCCL's ncclRecv on the communicator's primary path. */
+    /** The receiving half of {@link #ncclSend}. */
     public static int ncclRecv(Pointer recvbuff, long count, int datatype, int peer, ncclComm comm,
                                CUstream_st stream) {
-        return FacadeCalls.p2p(false, recvbuff, count, datatype, peer, comm, stream);
+        return FacadeCalls.collective(Collective.RECV, null, recvbuff, count, datatype, ncclSum, peer, comm, stream);
     }
 
     public static int ncclGroupStart() {

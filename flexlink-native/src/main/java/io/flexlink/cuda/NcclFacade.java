@@ -7,12 +7,10 @@ import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.UniqueId;
-import io.flexlink.launch.Groups;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.IntSupplier;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.nccl;
 import org.bytedeco.javacpp.Pointer;
@@ -154,63 +152,20 @@ final class NcclFacade {
         return handle;
     }
 
-    // ---- groups: FlexLink's, plus NCCL's own while point-to-point calls are in the group ----
+    // ---- groups: FlexLink's (whose end also ends NCCL's group of the primary paths) ----
 
     static void groupStart() {
         GROUP.get()[0]++;
         FlexLink.groupStart();
     }
 
+    /** Ends the group; the depth drops before the end can fail, as NCCL's does. */
     static void groupEnd() {
-        groupEnd(() -> nccl.ncclGroupEnd());
-    }
-
-    /**
-     * Ends both groups whatever fails: NCCL's (through {@code ncclGroupEnd}, a parameter for tests) first,
-     * so that FlexLink's group end launches everything at once, then FlexLink's, even when NCCL's failed
-     * (else this thread would stay in a group and defer every later call). Both decrement their depth
-     * before they can fail, as NCCL's does; the first failure is thrown, a second one suppressed in it.
-     */
-    static void groupEnd(IntSupplier ncclGroupEnd) {
         int[] g = GROUP.get();
-        Throwable failure = null;
-        if (g[0] > 0 && --g[0] == 0 && g[1] != 0) {
-            g[1] = 0;
-            try {
-                NcclErrors.check(ncclGroupEnd.getAsInt(), "ncclGroupEnd", null);
-            } catch (RuntimeException | Error e) {
-                failure = e;
-            }
+        if (g[0] > 0) {
+            g[0]--;
         }
-        try {
-            FlexLink.groupEnd();
-        } catch (RuntimeException | Error e) {
-            if (failure == null) {
-                failure = e;
-            } else {
-                failure.addSuppressed(e);
-            }
-        }
-        if (failure instanceof RuntimeException) {
-            throw (RuntimeException) failure;
-        }
-        if (failure != null) {
-            throw (Error) failure;
-        }
-    }
-
-    /** Inside a facade group, opens NCCL's group (once) before a point-to-point call joins it. */
-    static void joinGroupForP2p() {
-        joinGroupForP2p(() -> nccl.ncclGroupStart());
-    }
-
-    /** {@link #joinGroupForP2p()} with NCCL's {@code ncclGroupStart} as a parameter (tests). */
-    static void joinGroupForP2p(IntSupplier ncclGroupStart) {
-        int[] g = GROUP.get();
-        if (g[0] > 0 && g[1] == 0 && Groups.active()) {
-            NcclErrors.check(ncclGroupStart.getAsInt(), "ncclGroupStart", null);
-            g[1] = 1;
-        }
+        FlexLink.groupEnd();
     }
 
     /** This thread's facade group depth (tests). */

@@ -18,7 +18,7 @@ import java.util.Locale;
  * one call per rank, {@code groupEnd}, nothing synchronized inside (the streams are synchronized between
  * calls, untimed). Median of {@code reps} calls after warm-up. Sizes as nccl-tests counts them (AllGather:
  * the receive buffer, ReduceScatter: the send buffer). Several ranks on one GPU run the PCIe path alone.
- * Usage: {@code SplitEnqueueCost reps chunk coll:size:ranks:share ...}.
+ * Usage: {@code SplitEnqueueCost reps chunk enqueueThread coll:size:ranks:share ...}.
  */
 public final class SplitEnqueueCost {
     private SplitEnqueueCost() {
@@ -27,12 +27,13 @@ public final class SplitEnqueueCost {
     public static void main(String[] args) {
         int reps = Integer.parseInt(args[0]);
         String chunk = args[1];
+        String thread = args[2];
         System.out.println("# host enqueue per call (groupStart, a call per rank, groupEnd), median of " + reps
-                + ", chunk " + chunk);
+                + ", chunk " + chunk + ", flexlink.enqueueThread=" + thread);
         System.out.println("# collective      size   ranks share   per call us   per rank us   min us");
         try (CudaBackend backend = CudaBackend.open(FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda")
                 .build())) {
-            for (int a = 2; a < args.length; a++) {
+            for (int a = 3; a < args.length; a++) {
                 String[] f = args[a].split(":");
                 Collective c = Collective.valueOf(f[0].toUpperCase(Locale.ROOT));
                 long size = ByteSizes.parse(f[1]);
@@ -40,7 +41,7 @@ public final class SplitEnqueueCost {
                 String share = f[3];
                 FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda")
                         .set(FlexLinkConfig.SHARE, ranks == 1 ? "pcie=" + share : "auto")
-                        .set(FlexLinkConfig.CHUNK_BYTES, chunk)
+                        .set(FlexLinkConfig.CHUNK_BYTES, chunk).set(FlexLinkConfig.ENQUEUE_THREAD, thread)
                         .set(FlexLinkConfig.TUNING_CACHE, "off").build();
                 double[] t = measure(backend, config, c, size, ranks, reps);
                 System.out.println(String.format(Locale.ROOT, "%-15s %6s %6d %6s %12.1f %12.1f %8.1f", c, f[1], ranks,
