@@ -48,7 +48,7 @@ public final class FlexLink {
 
     /** Opens a backend for {@code config} (the caller owns and closes it). */
     public static Backend openBackend(FlexLinkConfig config) {
-        return Backends.open(config);
+        return Backends.open(concluded(config));
     }
 
     /** One communicator per device in {@code devices}, all created by this thread, on the default backend. */
@@ -62,7 +62,7 @@ public final class FlexLink {
     }
 
     public static Communicator[] initAll(Backend backend, FlexLinkConfig config, int... devices) {
-        return CommunicatorFactory.initAll(backend, config, devices);
+        return CommunicatorFactory.initAll(backend, concluded(config), devices);
     }
 
     /** A fresh unique id for ranks that are threads of this process (like {@code ncclGetUniqueId}). */
@@ -102,6 +102,7 @@ public final class FlexLink {
 
     /** {@link #initFromEnv()} with a given backend, configuration and environment. */
     public static Communicator initFromEnv(Backend backend, FlexLinkConfig config, Map<String, String> env) {
+        concluded(config);
         LaunchEnv launch = LaunchEnv.parse(env);
         int device = launch.device(backend.deviceCount());
         RankExchange exchange = TcpRendezvous.fromEnv(launch, config);
@@ -115,7 +116,15 @@ public final class FlexLink {
 
     public static Communicator initRank(Backend backend, FlexLinkConfig config, int nranks, UniqueId id, int rank,
                                         int device) {
-        return CommunicatorFactory.initRank(backend, config, nranks, id, rank, device);
+        return CommunicatorFactory.initRank(backend, concluded(config), nranks, id, rank, device);
+    }
+
+    /** Every setting resolved and checked now: a bad one fails at creation, naming it (INVALID_ARGUMENT). */
+    private static FlexLinkConfig concluded(FlexLinkConfig config) {
+        if (config == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "config: null");
+        }
+        return config.conclude();
     }
 
     /** Starts a group of calls on this thread (like {@code ncclGroupStart}); groups nest. */

@@ -42,7 +42,7 @@ public final class HostBackend implements Backend {
     private volatile Emulation emulation;
 
     public HostBackend(FlexLinkConfig config) {
-        this.config = config;
+        this.config = config.conclude();
         this.devices = config.hostDevices();
         this.ring = new HostRingTransport(this, config);
         this.emulation = Emulation.parse(config.emulate());
