@@ -213,7 +213,7 @@ public final class FlexCommunicator extends CollectiveApi {
                 }
             }
         }
-        finish(c.collective, c.count, c.stream);
+        finish(c.collective, c.count, c.type, c.stream);
     }
 
     /** Enqueues every auxiliary path's range of {@code c}; they wait for the fork recorded on the caller's stream. */
@@ -238,10 +238,10 @@ public final class FlexCommunicator extends CollectiveApi {
     }
 
     /** After a call's work: its stream is watched for failures, and the watchdog's done event is recorded. */
-    private void finish(Collective c, long count, RuntimeStream stream) {
+    private void finish(Collective c, long count, DataType type, RuntimeStream stream) {
         health.used(stream);
         if (watch != null) {
-            watch.record(stream, c, count, life.now());
+            watch.record(stream, c, count, type, life.now());
         }
     }
 
@@ -324,7 +324,7 @@ public final class FlexCommunicator extends CollectiveApi {
             } else {
                 for (int i = 0; i < grouped.size(); i++) {
                     CollectiveCall c = grouped.get(i);
-                    finish(c.collective, c.count, c.stream);
+                    finish(c.collective, c.count, c.type, c.stream);
                 }
             }
         } finally {

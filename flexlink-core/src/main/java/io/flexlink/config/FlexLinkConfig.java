@@ -77,13 +77,21 @@ public final class FlexLinkConfig {
             SettingParsers.duration(true));
 
     /** The watchdog's limit per collective. */
-    public static final Setting<Duration> TIMEOUT = define("flexlink.timeout", "0",
-            "Watchdog: a collective not complete this long after it was enqueued (or a call stuck this long "
-                    + "on the host) aborts its communicator, with one WARN line naming the path and the ranks it "
-                    + "waited on; errors of enqueued work are then also noticed within a fraction of it and "
-                    + "reach every rank. `0` (default, like NCCL) turns the watchdog off: poll getAsyncError() "
-                    + "instead. See docs/operations.md.",
+    public static final Setting<Duration> TIMEOUT = define("flexlink.timeout", "10m",
+            "Watchdog: a collective that has been running this long (every earlier call of its communicator "
+                    + "done, itself not), or a call stuck this long on the host, aborts its communicator, with one "
+                    + "WARN line naming the path and the ranks it waited on, and the flight recorder of the last "
+                    + "calls in the log and in `flexlink.flightRecorder`; errors of enqueued work are noticed "
+                    + "within a fraction of it and reach every rank. `0` turns the watchdog off (like NCCL): poll "
+                    + "getAsyncError() instead. See docs/operations.md.",
             SettingParsers.duration(false));
+
+    /** Where the watchdog writes its flight recorder. */
+    public static final Setting<String> FLIGHT_RECORDER = define("flexlink.flightRecorder", "/tmp/flexlink-flight",
+            "File prefix of the watchdog's flight recorder: when the watchdog aborts a communicator, the rank "
+                    + "appends its last calls (sequence number, collective, size, type, state, times) to "
+                    + "`<prefix>-<pid>-rank<r>.txt`. `off`: the log only.",
+            SettingParsers::pathText);
 
     /** Link emulation of the host backend. */
     public static final Setting<String> EMULATE = define("flexlink.emulate", "off",
@@ -271,6 +279,12 @@ public final class FlexLinkConfig {
     /** The watchdog's limit per collective; zero when the watchdog is off. */
     public Duration timeout() {
         return get(TIMEOUT);
+    }
+
+    /** The prefix of the watchdog's flight recorder files, or null when it writes to the log only. */
+    public java.nio.file.Path flightRecorder() {
+        String v = get(FLIGHT_RECORDER).trim();
+        return v.isEmpty() || v.equalsIgnoreCase("off") ? null : java.nio.file.Path.of(v);
     }
 
     public String numa() {

@@ -41,8 +41,15 @@ class WatchdogTest {
                 .set(FlexLinkConfig.TIMEOUT, timeout).build();
     }
 
+    /** Flight records go to the log only, unless a test asks for its own files. */
+    private static final FlightRecorder LOG_ONLY = new FlightRecorder(() -> "off");
+
     private static Watchdog manual(Communicator[] comms, AtomicLong clock) {
-        Watchdog w = Watchdog.manual(clock::get);
+        return manual(comms, clock, LOG_ONLY);
+    }
+
+    private static Watchdog manual(Communicator[] comms, AtomicLong clock, FlightRecorder recorder) {
+        Watchdog w = Watchdog.manual(clock::get, recorder);
         for (Communicator c : comms) {
             ((FlexCommunicator) c).useWatchdog(w);
         }
@@ -74,7 +81,7 @@ class WatchdogTest {
             FlexLinkException e = assertThrows(FlexLinkException.class,
                     () -> comms[0].allGather(send, recv, 4096, DataType.INT32, stream));
             assertEquals(Result.REMOTE_ERROR, e.result());
-            assertTrue(e.getMessage().contains("ALL_GATHER of 4096 elements") && e.getMessage().contains("1000 ms")
+            assertTrue(e.getMessage().contains("ALL_GATHER of 4096 elements (INT32") && e.getMessage().contains("1000 ms")
                     && e.getMessage().contains("producer rank 1 full"), e.getMessage());
             assertTrue(comms[0].stats().errorDetail().contains("watchdog"));
             FlexLinkException e1 = assertThrows(FlexLinkException.class,
@@ -146,7 +153,7 @@ class WatchdogTest {
         }
         Bounded.threadsBackTo(before, BOUND);
         assertTrue(!idle || !Bounded.flexlinkThreads().contains("flexlink-watchdog"));
-        // off by default: no thread at all
+        // off: no thread at all
         FlexLinkConfig off = FlexLinkConfig.builder().set(FlexLinkConfig.TIMEOUT, "0").build();
         try (HostBackend backend = new HostBackend(off)) {
             Communicator[] comms = FlexLink.initAll(backend, off, 0, 1);
