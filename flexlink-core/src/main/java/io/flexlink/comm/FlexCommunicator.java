@@ -127,6 +127,7 @@ public final class FlexCommunicator extends CollectiveApi {
         try {
             life.checkUsable();
             Validator.checkCall(c, send, recv, count, type, op, root, rank, size);
+            Validator.checkMemory(backend, c, send, recv, count, type, root, rank, size, device);
             CallWatch w = watch;
             if (w != null) {
                 w.enter(c, life.now());

@@ -6,6 +6,7 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
+import io.flexlink.runtime.Backend;
 
 /**
  * Argument checks, run before anything is enqueued. Messages name the argument as NCCL's API does
@@ -66,6 +67,33 @@ final class Validator {
                     break;
                 default:
                     checkAliasing(send, perRank, recv, perRank, recv, "sendbuff", "recvbuff");
+            }
+        }
+    }
+
+    /**
+     * After {@link #checkCall}: the bytes the call reads and writes must be memory of the communicator's
+     * device as far as {@code backend} can tell ({@link Backend#accessProblem}: the host backend knows its
+     * live allocations; CUDA reports a bad address itself). Two lookups, no allocation.
+     */
+    static void checkMemory(Backend backend, Collective c, long send, long recv, long count, DataType type, int root,
+                            int rank, int size, int device) {
+        if (count == 0) {
+            return;
+        }
+        long perRank = count * type.size(); // checkCall ruled out an overflow
+        boolean needSend = c != Collective.BROADCAST || rank == root;
+        boolean needRecv = c != Collective.REDUCE || rank == root;
+        if (needSend) {
+            String p = backend.accessProblem(send, c == Collective.REDUCE_SCATTER ? perRank * size : perRank, device);
+            if (p != null) {
+                throw invalid("sendbuff: " + p);
+            }
+        }
+        if (needRecv) {
+            String p = backend.accessProblem(recv, c == Collective.ALL_GATHER ? perRank * size : perRank, device);
+            if (p != null) {
+                throw invalid("recvbuff: " + p);
             }
         }
     }
