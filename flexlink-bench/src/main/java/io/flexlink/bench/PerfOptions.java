@@ -156,6 +156,8 @@ public final class PerfOptions {
         types = parseTypes(typesText);
         ops = parseOps(opsText);
         require(ranks >= 1, "-g: at least one rank is needed, got " + ranks);
+        require(ranks <= io.flexlink.FlexLink.MAX_RANKS, "-g: at most " + io.flexlink.FlexLink.MAX_RANKS
+                + " ranks in one communicator, got " + ranks);
         if (fromEnv) {
             require(ranks == 1, "-g: must be 1 (or absent) with --from-env: each process is one rank, got " + ranks);
             launch = io.flexlink.bootstrap.LaunchEnv.parse(environment);

@@ -195,6 +195,7 @@ public final class FlexLinkConfig {
 
     /** A copy of this configuration with {@code setting} set to {@code value} (not concluded yet). */
     public FlexLinkConfig with(Setting<?> setting, String value) {
+        Builder.check(setting, value);
         Map<Setting<?>, String> o = new LinkedHashMap<>(overrides);
         o.put(setting, value);
         return new FlexLinkConfig(o, env);
@@ -221,6 +222,9 @@ public final class FlexLinkConfig {
     /** The typed value of {@code setting} (concluding this configuration first if needed). */
     @SuppressWarnings("unchecked")
     public <T> T get(Setting<T> setting) {
+        if (setting == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "configuration: setting: null");
+        }
         Object[] v = resolved;
         if (v == null) {
             v = conclude().resolved;
@@ -230,6 +234,9 @@ public final class FlexLinkConfig {
 
     /** The text of {@code setting} as found (override, property, environment or default), unparsed. */
     public String raw(Setting<?> setting) {
+        if (setting == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "configuration: setting: null");
+        }
         String v = overrides.get(setting);
         if (v == null) {
             v = System.getProperty(setting.property());
@@ -343,12 +350,16 @@ public final class FlexLinkConfig {
 
         /** Overrides {@code setting} with {@code value}; a null setting or value is INVALID_ARGUMENT. */
         public Builder set(Setting<?> setting, String value) {
+            check(setting, value);
+            overrides.put(setting, value);
+            return this;
+        }
+
+        static void check(Setting<?> setting, String value) {
             if (setting == null || value == null) {
                 throw new FlexLinkException(Result.INVALID_ARGUMENT, "configuration: "
                         + (setting == null ? "setting: null" : setting.property() + ": value null"));
             }
-            overrides.put(setting, value);
-            return this;
         }
 
         /** Replaces the process environment as the source of {@code FLEXLINK_*} variables. */
