@@ -90,7 +90,9 @@ public final class FlexLinkConfig {
     public static final Setting<String> FLIGHT_RECORDER = define("flexlink.flightRecorder", "/tmp/flexlink-flight",
             "File prefix of the watchdog's flight recorder: when the watchdog aborts a communicator, the rank "
                     + "appends its last calls (sequence number, collective, size, type, state, times) to "
-                    + "`<prefix>-<pid>-rank<r>.txt`. `off`: the log only.",
+                    + "`<prefix>-<pid>-rank<r>.txt`. `off`: the log only. The watchdog is one thread per process, "
+                    + "so it reads this from the process's system property or environment variable, not from "
+                    + "an override in code.",
             SettingParsers::pathText);
 
     /** Link emulation of the host backend. */
