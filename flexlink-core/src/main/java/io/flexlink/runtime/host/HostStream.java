@@ -203,7 +203,7 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void copyFromHost(long dst, PinnedMemory mem, long offset, long bytes) {
-        within("copyFromHost", mem, offset, bytes);
+        StreamArguments.within(backend, "copyFromHost", mem, offset, bytes);
         backend.checkAccess("copyFromHost: dst", dst, bytes, LiveRanges.ANY_DEVICE);
         long src = mem.deviceAddress() + offset;
         LinkPacer pacer = pacer(mem);
@@ -218,7 +218,7 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void waitValue32(PinnedMemory mem, long offset, int value) {
-        HostPinnedMemory m = counter("waitValue32", mem, offset);
+        HostPinnedMemory m = StreamArguments.counter(backend, "waitValue32", mem, offset);
         long address = m.hostAddress() + offset;
         enqueue(HostFaults.Op.WAIT, () -> {
             // after an abort a wait fails even where the released counter satisfies it: fail fast, no garbage
@@ -232,7 +232,7 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void writeValue32(PinnedMemory mem, long offset, int value) {
-        long address = counter("writeValue32", mem, offset).hostAddress() + offset;
+        long address = StreamArguments.counter(backend, "writeValue32", mem, offset).hostAddress() + offset;
         enqueue(HostFaults.Op.WRITE, () -> {
             UNSAFE.putIntVolatile(null, address, value);
             CounterSignal.signal(address);
@@ -241,7 +241,7 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor) {
-        long bytes = reduceBytes("reduce", count, type, op, divisor);
+        long bytes = StreamArguments.reduceBytes("reduce", count, type, op, divisor);
         backend.checkAccess("reduce: dst", dst, bytes, LiveRanges.ANY_DEVICE);
         backend.checkAccess("reduce: a", a, bytes, LiveRanges.ANY_DEVICE);
         backend.checkAccess("reduce: b", b, bytes, LiveRanges.ANY_DEVICE);
@@ -251,8 +251,8 @@ final class HostStream implements RuntimeStream {
     @Override
     public void reduceFromHost(long dst, long a, PinnedMemory mem, long bOffset, long count, DataType type,
                                ReduceOp op, int divisor) {
-        long bytes = reduceBytes("reduceFromHost", count, type, op, divisor);
-        within("reduceFromHost", mem, bOffset, bytes);
+        long bytes = StreamArguments.reduceBytes("reduceFromHost", count, type, op, divisor);
+        StreamArguments.within(backend, "reduceFromHost", mem, bOffset, bytes);
         backend.checkAccess("reduceFromHost: dst", dst, bytes, LiveRanges.ANY_DEVICE);
         backend.checkAccess("reduceFromHost: a", a, bytes, LiveRanges.ANY_DEVICE);
         long b = mem.deviceAddress() + bOffset;
@@ -286,47 +286,6 @@ final class HostStream implements RuntimeStream {
                         + "its stream failed: " + f.detail(), f);
             }
         });
-    }
-
-    private static FlexLinkException invalid(String message) {
-        return new FlexLinkException(Result.INVALID_ARGUMENT, message);
-    }
-
-    /** Host memory of this backend, with {@code [offset, offset + bytes)} inside it. */
-    private HostPinnedMemory within(String what, PinnedMemory mem, long offset, long bytes) {
-        if (!(mem instanceof HostPinnedMemory) || ((HostPinnedMemory) mem).backend() != backend) {
-            throw invalid(what + ": " + mem + " is not pinned memory of this host backend");
-        }
-        if (offset < 0 || bytes < 0 || offset > mem.byteSize() - bytes) {
-            throw invalid(what + ": [" + offset + ", +" + bytes + ") is outside " + mem.byteSize() + " bytes of " + mem);
-        }
-        if (!backend.isLive((HostPinnedMemory) mem)) {
-            throw invalid(what + ": " + mem + " was closed");
-        }
-        return (HostPinnedMemory) mem;
-    }
-
-    /** A 4-byte aligned counter inside {@code mem}. */
-    private HostPinnedMemory counter(String what, PinnedMemory mem, long offset) {
-        HostPinnedMemory m = within(what, mem, offset, 4);
-        if ((offset & 3) != 0) {
-            throw invalid(what + ": offset " + offset + " is not 4-byte aligned");
-        }
-        return m;
-    }
-
-    /** The bytes of one operand of a reduction; its arguments checked. */
-    private static long reduceBytes(String what, long count, DataType type, ReduceOp op, int divisor) {
-        if (type == null || op == null) {
-            throw invalid(what + ": " + (type == null ? "datatype" : "op") + ": null");
-        }
-        if (op == ReduceOp.AVG && divisor == 0) {
-            throw invalid(what + ": divisor: 0 for AVG");
-        }
-        if (count < 0 || count > Long.MAX_VALUE / type.size()) {
-            throw invalid(what + ": count: " + count + " elements of " + type + " is negative or overflows");
-        }
-        return count * type.size();
     }
 
     /** Operations enqueued so far (tests check that a rejected call enqueued nothing). */
