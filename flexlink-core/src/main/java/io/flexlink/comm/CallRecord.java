@@ -27,8 +27,8 @@ final class CallRecord {
     /** Null when the engine did not say. */
     DataType type;
     long enqueuedAt;
-    long startedAt;
-    long doneAt;
+    long startedAt = NOT_SEEN;
+    long doneAt = NOT_SEEN;
 
     CallRecord(RuntimeEvent done) {
         this.done = done;

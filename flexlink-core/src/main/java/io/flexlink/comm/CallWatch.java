@@ -41,6 +41,11 @@ final class CallWatch implements AutoCloseable {
     private CallRecord[] ring;
     /** Records ever used: the next call takes {@code ring[tail & mask]}. */
     private long tail;
+    /**
+     * The first record index the ring still holds: a growth keeps only the records of the old ring, so the
+     * history before them is gone (and the new ring's other slots are fresh).
+     */
+    private long kept;
     /** Records seen done: {@code ring[head & mask]} is the oldest call not seen done, when head < tail. */
     private long head;
     /** Calls ever recorded. */
@@ -123,6 +128,7 @@ final class CallWatch implements AutoCloseable {
             return false; // no event to spare: later calls share the newest record
         }
         ring = bigger;
+        kept = Math.max(kept, tail - n);
         return true;
     }
 
@@ -196,7 +202,7 @@ final class CallWatch implements AutoCloseable {
      */
     String flightRecord(long now, int before, int after) {
         advance(now);
-        long oldest = Math.max(0, tail - ring.length);
+        long oldest = Math.max(kept, tail - ring.length);
         long from = Math.max(oldest, head - before);
         long to = Math.min(tail, head + 1 + after);
         StringBuilder sb = new StringBuilder();

@@ -16,6 +16,7 @@ import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.Bounded;
@@ -134,6 +135,34 @@ class WatchdogTest {
             assertTrue(late.contains("inside REDUCE") && late.contains("1000 ms"), late);
             watch.exit();
             assertNull(watch.overdue(100 * SECOND));
+            watch.close();
+        }
+    }
+
+    @Test
+    void theFlightRecordShowsOnlyCallsItStillHoldsAfterTheRingGrew() {
+        try (HostBackend backend = new HostBackend(config("1s"))) {
+            CallWatch watch = new CallWatch(backend, 0, SECOND);
+            RuntimeStream stream = backend.createStream(0, "user.r0");
+            PinnedMemory gate = backend.allocatePinned(64);
+            for (int k = 0; k < 2; k++) {
+                watch.record(stream, Collective.BROADCAST, 10, DataType.INT8, 0);
+            }
+            Bounded.idle(stream, BOUND);
+            assertNull(watch.overdue(1)); // both seen done: their records may be reused
+            stream.waitValue32(gate, 0, 1); // everything after this waits
+            for (int k = 0; k <= CallWatch.RING; k++) { // more calls in flight than the ring holds: it doubles
+                watch.record(stream, Collective.ALL_REDUCE, 1000 + k, DataType.FLOAT32, 2);
+            }
+            String record = watch.flightRecord(3, 8, 2 * CallWatch.RING);
+            assertTrue(record.startsWith((CallWatch.RING + 3) + " calls recorded, " + (CallWatch.RING + 1) + " not done"),
+                    record);
+            assertTrue(!record.contains("null") && record.contains("(2 earlier calls not shown)"), record);
+            assertTrue(record.contains("       3  ALL_REDUCE      1000 x FLOAT32") && record.contains("running"), record);
+            gate.writeCounter(0, 1);
+            Bounded.idle(stream, BOUND);
+            stream.close();
+            gate.close();
             watch.close();
         }
     }
