@@ -86,6 +86,9 @@ public enum Collective {
 
     /** Parses {@code all_reduce}, {@code allreduce} or {@code ALL_REDUCE}. */
     public static Collective parse(String name) {
+        if (name == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "collective: null");
+        }
         String n = name.replace("_perf", "").replace("_", "").toLowerCase(java.util.Locale.ROOT);
         for (Collective c : values()) {
             if (c.testName.replace("_", "").equals(n)) {

@@ -10,7 +10,9 @@ package io.flexlink;
  * <p>Bad arguments throw {@link FlexLinkException} with {@link Result#INVALID_ARGUMENT} (or
  * {@link Result#INVALID_USAGE} for a closed or aborted communicator) before anything is enqueued.
  * The {@link Buffer} overloads also check counts against buffer sizes; the address overloads, like NCCL,
- * cannot.
+ * cannot. Where the backend knows its memory (the host backend, whose device memory is process memory),
+ * both also check that the bytes a call touches lie in one live allocation of the communicator's device:
+ * a freed or foreign address is INVALID_ARGUMENT, never a crash.
  *
  * <p>Threads: calls from two threads at once are serialized (the calls of each rank must still come in the
  * same order on every rank); different communicators are independent. {@link #getAsyncError()} never
@@ -18,7 +20,7 @@ package io.flexlink;
  *
  * <p>Errors, like NCCL's: an error of enqueued work is asynchronous. {@link #getAsyncError()} reports the
  * first one (the failed stream's result, or REMOTE_ERROR when another rank aborted or the watchdog of
- * {@code flexlink.timeout} found a call overdue); once it was seen, every rank of the communicator is told
+ * {@code flexlink.timeout}, on by default, found a call overdue); once it was seen, every rank of the communicator is told
  * (their waits return and they report REMOTE_ERROR), and every later collective on this rank throws a
  * {@link FlexLinkException} with that result, enqueuing nothing. See docs/operations.md.
  */
@@ -117,7 +119,7 @@ public interface Communicator extends AutoCloseable {
     /**
      * Waits for this communicator's own enqueued work, then frees its resources; idempotent. Like
      * {@code ncclCommDestroy} it waits for the peers' part of that work: when a peer may be gone, abort()
-     * (or set {@code flexlink.timeout}, whose watchdog aborts a wait that never ends).
+     * (the watchdog of {@code flexlink.timeout}, on by default, aborts a wait that never ends).
      */
     @Override
     void close();

@@ -69,6 +69,9 @@ public enum DataType {
 
     /** Parses a name as nccl-tests prints it ({@code float}, {@code half}, ...) or as this enum names it. */
     public static DataType parse(String name) {
+        if (name == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "datatype: null");
+        }
         for (DataType t : BY_CODE) {
             if (t.ncclName.equalsIgnoreCase(name) || t.name().equalsIgnoreCase(name)) {
                 return t;

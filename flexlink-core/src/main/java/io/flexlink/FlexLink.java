@@ -26,6 +26,13 @@ public final class FlexLink {
     /** The library version. */
     public static final String VERSION = Version.VERSION;
 
+    /**
+     * The most ranks one communicator may have. A communicator is single-node, and its staging areas grow
+     * with the square of the rank count (docs/operations.md), so far fewer fit in memory; the bound keeps a
+     * mistaken count from allocating per-rank tables of billions of entries.
+     */
+    public static final int MAX_RANKS = 4096;
+
     private static volatile Backend defaultBackend;
 
     private FlexLink() {
@@ -48,7 +55,7 @@ public final class FlexLink {
 
     /** Opens a backend for {@code config} (the caller owns and closes it). */
     public static Backend openBackend(FlexLinkConfig config) {
-        return Backends.open(config);
+        return Backends.open(concluded(config));
     }
 
     /** One communicator per device in {@code devices}, all created by this thread, on the default backend. */
@@ -62,7 +69,12 @@ public final class FlexLink {
     }
 
     public static Communicator[] initAll(Backend backend, FlexLinkConfig config, int... devices) {
-        return CommunicatorFactory.initAll(backend, config, devices);
+        checkBackend(backend);
+        if (devices != null && devices.length > MAX_RANKS) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "devices: " + devices.length + " ranks, at most "
+                    + MAX_RANKS + " in one communicator");
+        }
+        return CommunicatorFactory.initAll(backend, concluded(config), devices);
     }
 
     /** A fresh unique id for ranks that are threads of this process (like {@code ncclGetUniqueId}). */
@@ -78,11 +90,20 @@ public final class FlexLink {
      * cluster-internal network: the id's secret is the only guard (docs/operations.md).
      */
     public static UniqueId getUniqueId(InetAddress host, int port) {
-        return TcpRendezvous.listen(host, port, FlexLinkConfig.fromEnvironment());
+        if (host == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "host: null");
+        }
+        if (port < 0 || port > 0xffff) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "port: " + port + " is not in [0, 65535]");
+        }
+        return TcpRendezvous.listen(host, port, FlexLinkConfig.fromEnvironment().conclude());
     }
 
     /** {@link #getUniqueId(InetAddress, int)} with a host name or address literal. */
     public static UniqueId getUniqueId(String host, int port) {
+        if (host == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "host: null");
+        }
         try {
             return getUniqueId(InetAddress.getByName(host), port);
         } catch (UnknownHostException e) {
@@ -102,7 +123,16 @@ public final class FlexLink {
 
     /** {@link #initFromEnv()} with a given backend, configuration and environment. */
     public static Communicator initFromEnv(Backend backend, FlexLinkConfig config, Map<String, String> env) {
+        checkBackend(backend);
+        concluded(config);
+        if (env == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "env: null");
+        }
         LaunchEnv launch = LaunchEnv.parse(env);
+        if (launch.worldSize > MAX_RANKS) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "WORLD_SIZE: " + launch.worldSize + ", at most "
+                    + MAX_RANKS + " ranks in one communicator");
+        }
         int device = launch.device(backend.deviceCount());
         RankExchange exchange = TcpRendezvous.fromEnv(launch, config);
         return CommunicatorFactory.initRank(backend, config, exchange, launch.worldSize, launch.rank, device);
@@ -115,7 +145,26 @@ public final class FlexLink {
 
     public static Communicator initRank(Backend backend, FlexLinkConfig config, int nranks, UniqueId id, int rank,
                                         int device) {
-        return CommunicatorFactory.initRank(backend, config, nranks, id, rank, device);
+        checkBackend(backend);
+        if (nranks > MAX_RANKS) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "nranks: " + nranks + ", at most " + MAX_RANKS
+                    + " in one communicator");
+        }
+        return CommunicatorFactory.initRank(backend, concluded(config), nranks, id, rank, device);
+    }
+
+    private static void checkBackend(Backend backend) {
+        if (backend == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "backend: null");
+        }
+    }
+
+    /** Every setting resolved and checked now: a bad one fails at creation, naming it (INVALID_ARGUMENT). */
+    private static FlexLinkConfig concluded(FlexLinkConfig config) {
+        if (config == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "config: null");
+        }
+        return config.conclude();
     }
 
     /** Starts a group of calls on this thread (like {@code ncclGroupStart}); groups nest. */

@@ -83,6 +83,9 @@ public final class UniqueId {
 
     /** Reads an id from {@link #toBase64()}. */
     public static UniqueId fromBase64(String text) {
+        if (text == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "uniqueId: null");
+        }
         try {
             return fromBytes(Base64.getDecoder().decode(text.trim()));
         } catch (IllegalArgumentException e) {

@@ -256,12 +256,6 @@ final class RendezvousClient implements RankExchange {
         return watch.lostRanks();
     }
 
-    /** Test hook: drops the connection without a goodbye, as a killed process would. */
-    void dropWithoutGoodbye() {
-        closing = true;
-        conn.close();
-    }
-
     @Override
     public void close() {
         leave(Wire.BYE, "");

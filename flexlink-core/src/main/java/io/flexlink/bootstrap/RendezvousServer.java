@@ -384,20 +384,6 @@ final class RendezvousServer implements RankExchange {
         TcpRendezvous.forget(this);
     }
 
-    /** Test hook: drops every connection without a goodbye, as a killed rank 0 would. */
-    void dropWithoutGoodbye() {
-        List<Peer> all;
-        synchronized (this) {
-            closed = true;
-            all = new ArrayList<>(peers.values());
-            notifyAll();
-        }
-        door.close();
-        for (Peer p : all) {
-            p.conn.close();
-        }
-    }
-
     private static void closeQuietly(java.io.Closeable c) {
         try {
             c.close();

@@ -58,7 +58,9 @@ final class CommLifecycle {
         this.health = new CommHealth(rank, size, primary, aux, lock, tellPeers);
         this.teardown = new Teardown(rank, size, primary, aux);
         this.watch = timeout.isZero() ? null : new CallWatch(backend, device, timeout.toNanos());
-        this.drainNanos = timeout.isZero() ? Teardown.DEFAULT_DRAIN_NANOS : timeout.toNanos();
+        // a stream still busy this long after its counters were released is stuck: close() frees it later
+        this.drainNanos = timeout.isZero() ? Teardown.DEFAULT_DRAIN_NANOS
+                : Math.min(timeout.toNanos(), Teardown.DEFAULT_DRAIN_NANOS);
     }
 
     /** Starts watching (when the watchdog is on); the communicator is fully built. */
@@ -187,7 +189,7 @@ final class CommLifecycle {
         return watch == null ? Long.MAX_VALUE : watch.timeoutNanos();
     }
 
-    /** Moves this communicator to another watchdog (tests: one with a manual clock). */
+    /** Moves this communicator to another watchdog (one with a manual clock, or a recorder of its own). */
     void useWatchdog(Watchdog w) {
         if (watch == null) {
             throw new IllegalStateException("the watchdog is off for " + name);
@@ -211,8 +213,9 @@ final class CommLifecycle {
                 lock.lock();
                 try {
                     if (!aborted) {
-                        health.fail(new FlexLinkException(Result.REMOTE_ERROR, "watchdog: " + late
-                                + "; aborting the communicator"));
+                        String why = "watchdog: " + late + "; aborting the communicator";
+                        record(now, why);
+                        health.fail(new FlexLinkException(Result.REMOTE_ERROR, why));
                     }
                     abortLocked(false);
                 } finally {
@@ -226,6 +229,8 @@ final class CommLifecycle {
             if (aborted) {
                 release(0, true);
             } else if (health.poll() != null) {
+                // a peer's abort or a failed stream: this rank's record shows where its own calls stood
+                record(now, "watchdog: aborting the communicator after its error: " + health.error().detail());
                 abortLocked(false);
             } else {
                 checkOverdue(now); // also while close() waits for the streams: a stall there counts too
@@ -241,9 +246,20 @@ final class CommLifecycle {
         if (late == null) {
             return;
         }
-        health.fail(new FlexLinkException(Result.REMOTE_ERROR, "watchdog: " + late + "; waiting on "
-                + health.describeStall() + "; aborting the communicator"));
+        String why = "watchdog: " + late + "; waiting on " + health.describeStall() + "; aborting the communicator";
+        record(now, why);
+        health.fail(new FlexLinkException(Result.REMOTE_ERROR, why));
         abortLocked(false);
+    }
+
+    /** Under the lock, before the abort changes anything: the flight record, to the log and its file. */
+    private void record(long now, String why) {
+        try {
+            watchdog.recorder().write(rank, size, name, why,
+                    watch.flightRecord(now, FlightRecorder.BEFORE, FlightRecorder.AFTER));
+        } catch (RuntimeException e) {
+            LOG.warn("rank {}/{}: watchdog: no flight record: {}", rank, size, e.toString());
+        }
     }
 
     @Override

@@ -118,6 +118,7 @@ public final class FlexCommunicator extends CollectiveApi {
                 throw health.fail(enqueueFailed); // the peers are told; every later call throws it
             }
             Validator.checkCall(c, send, recv, count, type, op, root, rank, size);
+            Validator.checkMemory(backend, c, send, recv, count, type, root, rank, size, device);
             RuntimeStream stream = checkStream(userStream);
             if (count == 0) {
                 return;
@@ -300,7 +301,7 @@ public final class FlexCommunicator extends CollectiveApi {
         RuntimeStream stream = p.call.stream;
         health.used(stream);
         if (watch != null && !p.captured) {
-            watch.record(stream, p.call.collective, p.call.count, life.now());
+            watch.record(stream, p.call.collective, p.call.count, p.call.type, life.now());
         }
     }
 

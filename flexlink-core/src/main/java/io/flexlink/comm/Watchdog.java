@@ -13,8 +13,11 @@ import org.slf4j.LoggerFactory;
  * communicator that has a timeout, started with the first and gone with the last. Each round it asks
  * every communicator to check itself ({@link CommLifecycle#watchdogCheck}): poll its errors (so that
  * an error of enqueued work is noticed and reaches the peers without the application polling), and abort
- * it when a call is overdue, logging one WARN line with the path and the ranks it was waiting on. Rounds
- * come every tenth of the shortest timeout watched, between 1 and 100 ms.
+ * it when a call is overdue (running longer than the timeout, see {@link CallWatch}), logging one WARN
+ * line with the path and the ranks it was waiting on and the communicator's flight record
+ * ({@link FlightRecorder}). Rounds come every tenth of the shortest timeout watched, between 1 and 100 ms;
+ * a round reads a few words per communicator and costs the calling threads nothing. On by default
+ * ({@code flexlink.timeout} 10 minutes, as PyTorch's).
  *
  * <p>Time comes from an injectable clock; a watchdog made without a thread ({@link #manual}) runs a
  * round only when {@link #tick()} is called, which makes the timeout logic testable without sleeping.
@@ -25,25 +28,32 @@ final class Watchdog {
     private static final long MAX_PERIOD = TimeUnit.MILLISECONDS.toNanos(100);
 
     /** The process's watchdog, on {@link System#nanoTime()}. */
-    static final Watchdog SHARED = new Watchdog(System::nanoTime, true);
+    static final Watchdog SHARED = new Watchdog(System::nanoTime, true, FlightRecorder.ofProcess());
 
     private final LongSupplier clock;
     private final boolean threaded;
+    private final FlightRecorder recorder;
     private final Set<CommLifecycle> watched = ConcurrentHashMap.newKeySet();
     private Thread thread;
 
-    private Watchdog(LongSupplier clock, boolean threaded) {
+    private Watchdog(LongSupplier clock, boolean threaded, FlightRecorder recorder) {
         this.clock = clock;
         this.threaded = threaded;
+        this.recorder = recorder;
     }
 
-    /** A watchdog on {@code clock} with no thread: rounds run when {@link #tick()} is called (tests). */
-    static Watchdog manual(LongSupplier clock) {
-        return new Watchdog(clock, false);
+    /** A watchdog on {@code clock} with no thread: rounds run when {@link #tick()} is called. */
+    static Watchdog manual(LongSupplier clock, FlightRecorder recorder) {
+        return new Watchdog(clock, false, recorder);
     }
 
     long now() {
         return clock.getAsLong();
+    }
+
+    /** Where the communicators it aborts leave their flight record. */
+    FlightRecorder recorder() {
+        return recorder;
     }
 
     void register(CommLifecycle c) {
@@ -63,7 +73,7 @@ final class Watchdog {
         watched.remove(c);
     }
 
-    /** Communicators watched now (tests). */
+    /** Communicators watched now. */
     int watched() {
         return watched.size();
     }

@@ -11,6 +11,9 @@ public final class ByteSizes {
 
     /** Parses a size with an optional K, M, G or T suffix (powers of 1024; a trailing B is allowed). */
     public static long parse(String text) {
+        if (text == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "size: null");
+        }
         String t = text.trim().toUpperCase(Locale.ROOT);
         if (t.endsWith("IB")) {
             t = t.substring(0, t.length() - 2);

@@ -8,7 +8,6 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
 
@@ -17,62 +16,84 @@ import java.util.function.Function;
  * ({@link Builder#set}), the Java system property ({@code -Dflexlink.chunkBytes=8M}), the environment
  * variable ({@code FLEXLINK_CHUNK_BYTES=8M}), the default. {@code docs/configuration.md} lists them and
  * a test keeps it in step with this class.
+ *
+ * <p>A configuration is resolved once, as a whole ({@link #conclude()}, as Aeron's contexts are): every
+ * setting is read and checked, and the settings that depend on each other are checked together. Making a
+ * backend or a communicator concludes its configuration, so a bad value fails there, naming the setting
+ * and its variable (INVALID_ARGUMENT), and never later inside a call. The typed accessors read the
+ * resolved values; the first of them concludes a configuration that was not concluded yet.
  */
 public final class FlexLinkConfig {
     private static final List<Setting<?>> ALL = new ArrayList<>();
 
+    /** Known path names. */
+    public static final List<String> PATH_NAMES = List.of("primary", "pcie", "nvshmem");
+
     /** Which runtime to use. */
     public static final Setting<String> BACKEND = define("flexlink.backend", "auto",
             "Runtime backend: `auto` (CUDA when a GPU and the CUDA libraries load, else host), `host` or `cuda`.",
-            s -> oneOf("flexlink.backend", s, "auto", "host", "cuda"));
+            SettingParsers.oneOf("auto", "host", "cuda"));
 
     /** The paths a communicator may use. */
     public static final Setting<List<String>> PATHS = define("flexlink.paths", "primary,pcie",
             "Comma-separated paths a communicator may split buffers over: `primary` (NCCL, or a host-memory ring "
                     + "on the host backend), `pcie` (pinned host staging), `nvshmem` (GPU-initiated RDMA). Leaving out "
                     + "`primary` sends everything over the other paths.",
-            FlexLinkConfig::parsePaths);
+            SettingParsers::paths);
 
     /** Fixed shares, or {@code auto} for the balancer. */
     public static final Setting<Map<String, Double>> SHARE = define("flexlink.share", "auto",
             "Fraction of each collective's elements given to each auxiliary path, e.g. `pcie=0.25` or "
                     + "`pcie=0.2,nvshmem=0.1`; the primary path takes the rest. `auto` lets the balancer choose.",
-            FlexLinkConfig::parseShares);
+            SettingParsers::shares);
 
     /** Staging chunk size. */
     public static final Setting<Long> CHUNK_BYTES = define("flexlink.chunkBytes", "8M",
-            "Bytes per pipelined chunk, and per staging slot, of the staged paths (PCIe path and host ring).",
-            s -> positive("flexlink.chunkBytes", ByteSizes.parse(s)));
+            "Bytes per pipelined chunk, and per staging slot, of the staged paths (PCIe path and host ring): "
+                    + "from 4K (slots are page-aligned) to 1G.",
+            SettingParsers.bytesBetween(4096, 1L << 30, " (slots are page-aligned)"));
 
     /** Slots per producer. */
     public static final Setting<Integer> SLOTS = define("flexlink.slots", "4",
-            "Staging slots per producer (at least 2, so that copies into one slot overlap reads of another).",
-            s -> atLeast("flexlink.slots", Integer.parseInt(s), 2));
+            "Staging slots per producer: 2 to 256 (at least 2, so that copies into one slot overlap reads of "
+                    + "another).",
+            SettingParsers.intBetween(2, 256));
 
     /** Size below which calls stay on the primary path. */
     public static final Setting<Long> MIN_SPLIT_BYTES = define("flexlink.minSplitBytes", "1M",
             "Collectives smaller than this many bytes (per rank's buffer) use the primary path alone, "
                     + "whatever the shares say.",
-            ByteSizes::parse);
+            SettingParsers::bytes);
 
     /** Devices of the host backend. */
     public static final Setting<Integer> HOST_DEVICES = define("flexlink.host.devices", "8",
-            "Number of emulated devices the host backend offers.",
-            s -> atLeast("flexlink.host.devices", Integer.parseInt(s), 1));
+            "Number of emulated devices the host backend offers (1 to 1024).",
+            SettingParsers.intBetween(1, 1024));
 
     /** How long creating a communicator may wait for its peers. */
     public static final Setting<Duration> INIT_TIMEOUT = define("flexlink.initTimeout", "120s",
-            "How long communicator creation waits for every rank to arrive before failing with the missing ranks named.",
-            FlexLinkConfig::parseDuration);
+            "How long communicator creation waits for every rank to arrive before failing with the missing ranks "
+                    + "named; positive.",
+            SettingParsers.duration(true));
 
     /** The watchdog's limit per collective. */
-    public static final Setting<Duration> TIMEOUT = define("flexlink.timeout", "0",
-            "Watchdog: a collective not complete this long after it was enqueued (or a call stuck this long "
-                    + "on the host) aborts its communicator, with one WARN line naming the path and the ranks it "
-                    + "waited on; errors of enqueued work are then also noticed within a fraction of it and "
-                    + "reach every rank. `0` (default, like NCCL) turns the watchdog off: poll getAsyncError() "
-                    + "instead. See docs/operations.md.",
-            FlexLinkConfig::parseDuration);
+    public static final Setting<Duration> TIMEOUT = define("flexlink.timeout", "10m",
+            "Watchdog: a collective that has been running this long (every earlier call of its communicator "
+                    + "done, itself not), or a call stuck this long on the host, aborts its communicator, with one "
+                    + "WARN line naming the path and the ranks it waited on, and the flight recorder of the last "
+                    + "calls in the log and in `flexlink.flightRecorder`; errors of enqueued work are noticed "
+                    + "within a fraction of it and reach every rank. `0` turns the watchdog off (like NCCL): poll "
+                    + "getAsyncError() instead. See docs/operations.md.",
+            SettingParsers.duration(false));
+
+    /** Where the watchdog writes its flight recorder. */
+    public static final Setting<String> FLIGHT_RECORDER = define("flexlink.flightRecorder", "/tmp/flexlink-flight",
+            "File prefix of the watchdog's flight recorder: when the watchdog aborts a communicator, the rank "
+                    + "appends its last calls (sequence number, collective, size, type, state, times) to "
+                    + "`<prefix>-<pid>-rank<r>.txt`. `off`: the log only. The watchdog is one thread per process, "
+                    + "so it reads this from the process's system property or environment variable, not from "
+                    + "an override in code.",
+            SettingParsers::pathText);
 
     /** Link emulation of the host backend. */
     public static final Setting<String> EMULATE = define("flexlink.emulate", "off",
@@ -80,25 +101,28 @@ public final class FlexLinkConfig {
                     + "`primary:400MB/s,pcie:100MB/s@50us` (rate per rank in bus-bandwidth terms, optional latency "
                     + "per chunk). Paths: `primary`, `pcie`, `nvshmem`, each at most once; rates in GB/s, MB/s or "
                     + "KB/s, latencies in ns, us or ms. `off` runs at memory speed.",
-            s -> s);
+            s -> {
+                EmulatedLinks.parse(s);
+                return s;
+            });
 
     /** Calls per balancer decision round. */
     public static final Setting<Integer> BALANCE_WINDOW = define("flexlink.balance.window", "4",
             "Calls of one collective and size bucket per balancer round: each round the ranks exchange the "
                     + "measured per-path times of the previous round and move the shares.",
-            s -> atLeast("flexlink.balance.window", Integer.parseInt(s), 1));
+            SettingParsers.intBetween(1, 1 << 20));
 
     /** Coarse tuning budget. */
     public static final Setting<Integer> TUNING_BUDGET = define("flexlink.tuning.budget", "24",
             "Most balancer rounds the coarse stage (probing each path alone, then raising the auxiliary share "
                     + "until an auxiliary path is the bottleneck) may spend per collective and size bucket.",
-            s -> atLeast("flexlink.tuning.budget", Integer.parseInt(s), 3));
+            SettingParsers.intBetween(3, 1 << 20));
 
     /** Where tuned shares persist. */
     public static final Setting<String> TUNING_CACHE = define("flexlink.tuning.cache", "~/.cache/flexlink/tuning",
             "Directory of the tuning cache (one file per topology fingerprint), so that a restart skips "
                     + "tuning; `off` disables it.",
-            s -> s);
+            SettingParsers::pathText);
 
     /** Where rank 0's TCP rendezvous listens. */
     public static final Setting<String> BOOTSTRAP_BIND = define("flexlink.bootstrap.bind", "",
@@ -113,7 +137,7 @@ public final class FlexLinkConfig {
                     + "least 16 bytes, the same in every process. Empty: peers are admitted by a token derived from "
                     + "MASTER_ADDR, MASTER_PORT, WORLD_SIZE and the job id, which keeps jobs apart but is no secret. "
                     + "Never printed.",
-            FlexLinkConfig::parseSecret);
+            SettingParsers::secret);
 
     /** Identifies a job launched from torchrun's environment. */
     public static final Setting<String> JOB_ID = define("flexlink.jobId", "",
@@ -125,7 +149,7 @@ public final class FlexLinkConfig {
     public static final Setting<String> SHM_DIR = define("flexlink.shm.dir", "/dev/shm",
             "Directory (a tmpfs) of the files through which the processes of one communicator share staging "
                     + "memory and counters; each file is removed as soon as every rank has mapped it.",
-            s -> s);
+            SettingParsers::pathText);
 
     /** NVSHMEM's host library. */
     public static final Setting<String> NVSHMEM_LIBRARY = define("flexlink.nvshmem.library", "libnvshmem_host.so.3",
@@ -139,7 +163,7 @@ public final class FlexLinkConfig {
             "CUDA backend: put each producer's staging slots on the NUMA node of its GPU (bound before the "
                     + "memory is pinned). `auto` where the host has several NUMA nodes, `off`, or `force` (also on "
                     + "one node: tests the placed allocation path).",
-            s -> oneOf("flexlink.numa", s, "auto", "off", "force"));
+            SettingParsers.oneOf("auto", "off", "force"));
 
     /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
     public static final Setting<String> ENQUEUE_THREAD = define("flexlink.enqueueThread", "auto",
@@ -150,7 +174,7 @@ public final class FlexLinkConfig {
                     + "off on CUDA, where the caller's stream then waits on a memory word that the GPU's scheduler "
                     + "cannot see, which deadlocked with eight ranks' streams sharing one GPU's hardware queues "
                     + "(docs/operations.md).",
-            s -> oneOf("flexlink.enqueueThread", s, "auto", "on", "off"));
+            SettingParsers.oneOf("auto", "on", "off"));
 
     // ---- data-parallel gradient buckets (io.flexlink.ddp) ----
 
@@ -158,17 +182,18 @@ public final class FlexLinkConfig {
     public static final Setting<Long> DDP_BUCKET_CAP = define("flexlink.ddp.bucketCap", "25M",
             "Gradient buckets (io.flexlink.ddp): a bucket is closed once its gradients reach this many bytes "
                     + "(a larger single gradient gets a bucket of its own); PyTorch DDP's `bucket_cap_mb`.",
-            s -> positive("flexlink.ddp.bucketCap", ByteSizes.parse(s)));
+            SettingParsers.bytesBetween(1, 1L << 40, ""));
 
     /** The cap of the first bucket, which is small so that the first AllReduce starts early in backward. */
     public static final Setting<Long> DDP_FIRST_BUCKET_CAP = define("flexlink.ddp.firstBucketCap", "1M",
             "Gradient buckets: the cap of the first bucket (the last layers' gradients, ready first in backward), "
                     + "small so that communication starts early.",
-            s -> positive("flexlink.ddp.firstBucketCap", ByteSizes.parse(s)));
+            SettingParsers.bytesBetween(1, 1L << 40, ""));
 
     private final Map<Setting<?>, String> overrides;
     private final Function<String, String> env;
-    private final Map<Setting<?>, Object> cache = new HashMap<>();
+    /** Every setting's value, by {@link Setting#index}, once concluded; null before. */
+    private volatile Object[] resolved;
 
     private FlexLinkConfig(Map<Setting<?>, String> overrides, Function<String, String> env) {
         this.overrides = overrides;
@@ -176,7 +201,7 @@ public final class FlexLinkConfig {
     }
 
     private static <T> Setting<T> define(String property, String def, String doc, Function<String, T> parser) {
-        Setting<T> s = new Setting<>(property, def, doc, parser);
+        Setting<T> s = new Setting<>(ALL.size(), property, def, doc, parser);
         ALL.add(s);
         return s;
     }
@@ -195,34 +220,50 @@ public final class FlexLinkConfig {
         return new Builder();
     }
 
-    /** A copy of this configuration with {@code setting} set to {@code value}. */
+    /** A copy of this configuration with {@code setting} set to {@code value} (not concluded yet). */
     public FlexLinkConfig with(Setting<?> setting, String value) {
+        Builder.check(setting, value);
         Map<Setting<?>, String> o = new LinkedHashMap<>(overrides);
         o.put(setting, value);
         return new FlexLinkConfig(o, env);
     }
 
-    /** The typed value of {@code setting}. */
-    @SuppressWarnings("unchecked")
-    public synchronized <T> T get(Setting<T> setting) {
-        Object v = cache.get(setting);
-        if (v == null) {
-            String text = raw(setting);
-            try {
-                v = setting.parse(text);
-            } catch (FlexLinkException e) {
-                throw e;
-            } catch (RuntimeException e) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT, setting.property() + " (" + setting.env()
-                        + "): cannot use '" + (setting == SECRET ? "<hidden>" : text) + "': " + e.getMessage());
+    /**
+     * Resolves and checks every setting now, once: each value is parsed, then the settings that depend on
+     * each other are checked together (a fixed share must name an enabled path). Later calls return at
+     * once. Every problem found is reported in one INVALID_ARGUMENT naming each setting and its variable.
+     *
+     * @return this configuration
+     */
+    public FlexLinkConfig conclude() {
+        if (resolved == null) {
+            synchronized (this) {
+                if (resolved == null) {
+                    resolved = SettingResolution.resolve(ALL, this::raw);
+                }
             }
-            cache.put(setting, v);
         }
-        return (T) v;
+        return this;
     }
 
-    /** The text value of {@code setting} and where it came from is not kept; this is the text itself. */
+    /** The typed value of {@code setting} (concluding this configuration first if needed). */
+    @SuppressWarnings("unchecked")
+    public <T> T get(Setting<T> setting) {
+        if (setting == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "configuration: setting: null");
+        }
+        Object[] v = resolved;
+        if (v == null) {
+            v = conclude().resolved;
+        }
+        return (T) v[setting.index];
+    }
+
+    /** The text of {@code setting} as found (override, property, environment or default), unparsed. */
     public String raw(Setting<?> setting) {
+        if (setting == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "configuration: setting: null");
+        }
         String v = overrides.get(setting);
         if (v == null) {
             v = System.getProperty(setting.property());
@@ -243,18 +284,10 @@ public final class FlexLinkConfig {
 
     /**
      * Fixed shares per auxiliary path; empty when the balancer chooses ({@code auto}). A share for a path
-     * that {@link #PATHS} does not enable is an error, not a silent zero.
+     * that {@link #PATHS} does not enable is refused when the configuration is concluded.
      */
     public Map<String, Double> shares() {
-        Map<String, Double> shares = get(SHARE);
-        List<String> paths = paths();
-        for (String path : shares.keySet()) {
-            if (!paths.contains(path)) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.share: gives a share to path '" + path
-                        + "', which flexlink.paths (" + String.join(",", paths) + ") does not enable");
-            }
-        }
-        return shares;
+        return get(SHARE);
     }
 
     public long chunkBytes() {
@@ -282,10 +315,17 @@ public final class FlexLinkConfig {
         return get(TIMEOUT);
     }
 
+    /** The prefix of the watchdog's flight recorder files, or null when it writes to the log only. */
+    public java.nio.file.Path flightRecorder() {
+        String v = get(FLIGHT_RECORDER).trim();
+        return v.isEmpty() || v.equalsIgnoreCase("off") ? null : java.nio.file.Path.of(v);
+    }
+
     public String numa() {
         return get(NUMA);
     }
 
+    /** The {@code flexlink.emulate} text (checked); {@link EmulatedLinks#parse} gives its links. */
     public String emulate() {
         return get(EMULATE);
     }
@@ -315,29 +355,7 @@ public final class FlexLinkConfig {
         return java.nio.file.Path.of(v);
     }
 
-    /** Builds a configuration with explicit overrides. */
-    public static final class Builder {
-        private final Map<Setting<?>, String> overrides = new LinkedHashMap<>();
-        private Function<String, String> env = System::getenv;
-
-        public Builder set(Setting<?> setting, String value) {
-            overrides.put(setting, value);
-            return this;
-        }
-
-        /** Replaces the environment (tests). */
-        public Builder environment(Map<String, String> environment) {
-            Map<String, String> copy = new HashMap<>(environment);
-            this.env = copy::get;
-            return this;
-        }
-
-        public FlexLinkConfig build() {
-            return new FlexLinkConfig(new LinkedHashMap<>(overrides), env);
-        }
-    }
-
-    /** The secret of {@link #SECRET}'s, decoded; empty when unset. */
+    /** The secret of {@link #SECRET}, decoded; empty when unset. */
     public byte[] secret() {
         return get(SECRET).clone();
     }
@@ -357,132 +375,37 @@ public final class FlexLinkConfig {
         return get(NVSHMEM_LIBRARY);
     }
 
-    // ---- parsers ----
+    /** Builds a configuration with explicit overrides. */
+    public static final class Builder {
+        private final Map<Setting<?>, String> overrides = new LinkedHashMap<>();
+        private Function<String, String> env = System::getenv;
 
-    /** Hex (an even number of hex digits) or Base64; at least 16 bytes. The value itself is never echoed. */
-    static byte[] parseSecret(String s) {
-        if (s.isEmpty()) {
-            return new byte[0];
+        /** Overrides {@code setting} with {@code value}; a null setting or value is INVALID_ARGUMENT. */
+        public Builder set(Setting<?> setting, String value) {
+            check(setting, value);
+            overrides.put(setting, value);
+            return this;
         }
-        byte[] b;
-        if (s.matches("(?:[0-9a-fA-F]{2})+")) {
-            b = java.util.HexFormat.of().parseHex(s);
-        } else {
-            try {
-                b = java.util.Base64.getDecoder().decode(s.replace('-', '+').replace('_', '/'));
-            } catch (IllegalArgumentException e) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.secret: neither hex nor Base64");
+
+        static void check(Setting<?> setting, String value) {
+            if (setting == null || value == null) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "configuration: "
+                        + (setting == null ? "setting: null" : setting.property() + ": value null"));
             }
         }
-        if (b.length < 16) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT,
-                    "flexlink.secret: " + b.length + " bytes is too short (at least 16: 32 hex digits)");
-        }
-        return b;
-    }
 
-    private static String oneOf(String name, String v, String... allowed) {
-        String l = v.toLowerCase(Locale.ROOT);
-        for (String a : allowed) {
-            if (a.equals(l)) {
-                return a;
+        /** Replaces the process environment as the source of {@code FLEXLINK_*} variables. */
+        public Builder environment(Map<String, String> environment) {
+            if (environment == null) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "configuration: environment: null");
             }
+            Map<String, String> copy = new HashMap<>(environment);
+            this.env = copy::get;
+            return this;
         }
-        throw new FlexLinkException(Result.INVALID_ARGUMENT,
-                name + ": '" + v + "' is not one of " + String.join("|", allowed));
-    }
 
-    private static long positive(String name, long v) {
-        if (v <= 0) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, name + ": must be positive, got " + v);
+        public FlexLinkConfig build() {
+            return new FlexLinkConfig(new LinkedHashMap<>(overrides), env);
         }
-        return v;
-    }
-
-    private static int atLeast(String name, int v, int min) {
-        if (v < min) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, name + ": must be at least " + min + ", got " + v);
-        }
-        return v;
-    }
-
-    /** Known path names. */
-    public static final List<String> PATH_NAMES = List.of("primary", "pcie", "nvshmem");
-
-    static List<String> parsePaths(String s) {
-        List<String> out = new ArrayList<>();
-        for (String p : s.split(",")) {
-            String n = p.trim().toLowerCase(Locale.ROOT);
-            if (n.isEmpty() || out.contains(n)) {
-                continue;
-            }
-            if (!PATH_NAMES.contains(n)) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT,
-                        "flexlink.paths: unknown path '" + p.trim() + "' (known: " + PATH_NAMES + ")");
-            }
-            out.add(n);
-        }
-        if (out.isEmpty()) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.paths: no path given");
-        }
-        return Collections.unmodifiableList(out);
-    }
-
-    static Map<String, Double> parseShares(String s) {
-        Map<String, Double> out = new LinkedHashMap<>();
-        if (s.isEmpty() || s.equalsIgnoreCase("auto")) {
-            return Collections.unmodifiableMap(out);
-        }
-        double sum = 0;
-        for (String part : s.split(",")) {
-            String[] kv = part.split("=");
-            if (kv.length != 2) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT,
-                        "flexlink.share: expected path=fraction, got '" + part.trim() + "'");
-            }
-            String path = kv[0].trim().toLowerCase(Locale.ROOT);
-            if (!PATH_NAMES.contains(path) || path.equals("primary")) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT,
-                        "flexlink.share: '" + path + "' is not an auxiliary path (pcie, nvshmem)");
-            }
-            double f = Double.parseDouble(kv[1].trim());
-            if (!(f >= 0 && f <= 1)) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT,
-                        "flexlink.share: share of " + path + " must be in [0, 1], got " + kv[1].trim());
-            }
-            out.put(path, f);
-            sum += f;
-        }
-        if (sum > 1 + 1e-9) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.share: shares add up to " + sum + " > 1");
-        }
-        return Collections.unmodifiableMap(out);
-    }
-
-    static Duration parseDuration(String s) {
-        String t = s.trim().toLowerCase(Locale.ROOT);
-        if (t.equals("0") || t.equals("off") || t.equals("none")) {
-            return Duration.ZERO;
-        }
-        long mult;
-        String num;
-        if (t.endsWith("ms")) {
-            mult = 1;
-            num = t.substring(0, t.length() - 2);
-        } else if (t.endsWith("s")) {
-            mult = 1000;
-            num = t.substring(0, t.length() - 1);
-        } else if (t.endsWith("m")) {
-            mult = 60_000;
-            num = t.substring(0, t.length() - 1);
-        } else {
-            mult = 1000;
-            num = t;
-        }
-        long v = Long.parseLong(num.trim());
-        if (v < 0) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "duration must not be negative: " + s);
-        }
-        return Duration.ofMillis(v * mult);
     }
 }

@@ -16,8 +16,11 @@ public final class Setting<T> {
     private final String defaultValue;
     private final String doc;
     private final Function<String, T> parser;
+    /** Position in {@link FlexLinkConfig#settings()}: where a resolved configuration keeps its value. */
+    final int index;
 
-    Setting(String property, String defaultValue, String doc, Function<String, T> parser) {
+    Setting(int index, String property, String defaultValue, String doc, Function<String, T> parser) {
+        this.index = index;
         this.property = Objects.requireNonNull(property);
         this.env = "FLEXLINK_" + property.substring("flexlink.".length())
                 .replaceAll("([a-z])([A-Z])", "$1_$2").replace('.', '_').toUpperCase(Locale.ROOT);

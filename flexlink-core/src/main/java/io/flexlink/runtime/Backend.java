@@ -92,6 +92,17 @@ public interface Backend extends AutoCloseable {
     /** Synchronous fill of {@code bytes} bytes at {@code dst} with {@code value}. */
     void fill(long dst, long bytes, byte value);
 
+    /**
+     * Why {@code bytes} bytes at {@code address} are not memory that work of {@code device} may use, where
+     * this backend can tell cheaply: null when they are, or when it cannot tell (the default: CUDA answers
+     * a foreign or freed address with an error code of its own). The host backend, whose device memory is
+     * process memory, knows its live allocations and must refuse the rest: touching them would crash the
+     * process. Called for every collective's buffers before anything is enqueued, so it must not allocate.
+     */
+    default String accessProblem(long address, long bytes, int device) {
+        return null;
+    }
+
     /** The stream behind a user-facing {@link io.flexlink.Stream}, or an exception if it is not ours. */
     RuntimeStream runtimeStream(io.flexlink.Stream stream);
 

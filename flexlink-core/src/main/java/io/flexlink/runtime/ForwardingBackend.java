@@ -102,6 +102,11 @@ public abstract class ForwardingBackend implements Backend {
     }
 
     @Override
+    public String accessProblem(long address, long bytes, int device) {
+        return delegate.accessProblem(address, bytes, device);
+    }
+
+    @Override
     public RuntimeStream runtimeStream(Stream stream) {
         return delegate.runtimeStream(stream);
     }

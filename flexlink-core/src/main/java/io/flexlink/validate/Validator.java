@@ -6,6 +6,7 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
+import io.flexlink.runtime.Backend;
 
 /**
  * Argument checks, run before anything is enqueued. Messages name the argument as NCCL's API does
@@ -95,6 +96,42 @@ public final class Validator {
         }
     }
 
+    /** The bytes {@code c} reads from the send buffer: one block, or one per rank where it sends to each. */
+    private static long sendBytes(Collective c, long perRank, long total) {
+        return c == Collective.REDUCE_SCATTER || c == Collective.ALL_TO_ALL || c == Collective.SCATTER ? total : perRank;
+    }
+
+    /** The bytes {@code c} writes to the receive buffer. */
+    private static long recvBytes(Collective c, long perRank, long total) {
+        return c == Collective.ALL_GATHER || c == Collective.ALL_TO_ALL || c == Collective.GATHER ? total : perRank;
+    }
+
+    /**
+     * After {@link #checkCall}: the bytes the call reads and writes must be memory of the communicator's
+     * device as far as {@code backend} can tell ({@link Backend#accessProblem}: the host backend knows its
+     * live allocations; CUDA reports a bad address itself). Two lookups, no allocation.
+     */
+    public static void checkMemory(Backend backend, Collective c, long send, long recv, long count, DataType type,
+                                   int root, int rank, int size, int device) {
+        if (count == 0) {
+            return;
+        }
+        long perRank = count * type.size(); // checkCall ruled out an overflow
+        long total = perRank * size;
+        if (needsSend(c, rank, root)) {
+            String p = backend.accessProblem(send, sendBytes(c, perRank, total), device);
+            if (p != null) {
+                throw invalid((c == Collective.SEND ? "buff: " : "sendbuff: ") + p);
+            }
+        }
+        if (needsRecv(c, rank, root)) {
+            String p = backend.accessProblem(recv, recvBytes(c, perRank, total), device);
+            if (p != null) {
+                throw invalid((c == Collective.RECV ? "buff: " : "recvbuff: ") + p);
+            }
+        }
+    }
+
     /** Rejects a partial overlap: {@code small} must be disjoint from {@code big} or exactly at {@code inPlace}. */
     private static void checkAliasing(long small, long smallBytes, long big, long bigBytes, long inPlace,
                                       String smallName, String inPlaceName) {
@@ -113,10 +150,8 @@ public final class Validator {
         }
         long perRank = count * type.size();
         long total = perRank * size;
-        long sendNeeds = c == Collective.REDUCE_SCATTER || c == Collective.ALL_TO_ALL || c == Collective.SCATTER
-                ? total : perRank;
-        long recvNeeds = c == Collective.ALL_GATHER || c == Collective.ALL_TO_ALL || c == Collective.GATHER
-                ? total : perRank;
+        long sendNeeds = sendBytes(c, perRank, total);
+        long recvNeeds = recvBytes(c, perRank, total);
         if (needsSend(c, rank, root)) {
             checkBuffer(c == Collective.SEND ? "buff" : "sendbuff", send, sendNeeds, count, device);
         }

@@ -42,15 +42,15 @@ class RankAgreementTest {
                 .set(FlexLinkConfig.TUNING_CACHE, "off")
                 .set(FlexLinkConfig.INIT_TIMEOUT, "60s")
                 .build();
-        try (HostBackend backend = new HostBackend(config)) {
-            // rank r's streams run slower by a rank-specific random delay: its local timings differ
-            backend.setFaults((label, op) -> {
-                int r = label.charAt(label.length() - 1) - '0';
-                if (op == HostFaults.Op.COPY || op == HostFaults.Op.REDUCE) {
-                    LockSupport.parkNanos(ThreadLocalSeed.next(r) % (50_000L * (r + 1)));
-                }
-                return HostFaults.Action.RUN;
-            });
+        // rank r's streams run slower by a rank-specific random delay: its local timings differ
+        HostFaults delays = (label, op) -> {
+            int r = label.charAt(label.length() - 1) - '0';
+            if (op == HostFaults.Op.COPY || op == HostFaults.Op.REDUCE) {
+                LockSupport.parkNanos(ThreadLocalSeed.next(r) % (50_000L * (r + 1)));
+            }
+            return HostFaults.Action.RUN;
+        };
+        try (HostBackend backend = new HostBackend(config, delays)) {
             UniqueId id = FlexLink.getUniqueId();
             ExecutorService pool = Executors.newFixedThreadPool(ranks);
             List<Future<long[][]>> futures = new ArrayList<>();

@@ -127,44 +127,86 @@ class TcpRendezvousTest {
         assertEquals(Result.INVALID_USAGE, e.result());
     }
 
+    /** Ranks {@code ranks} of {@code n} joined here, in parallel (the others join elsewhere). */
+    private List<RankExchange> join(UniqueId id, int n, int... ranks) throws Exception {
+        List<Future<RankExchange>> fs = new ArrayList<>();
+        for (int rank : ranks) {
+            fs.add(pool.submit(() -> TcpRendezvous.join(id, n, rank, TIMEOUT)));
+        }
+        List<RankExchange> out = new ArrayList<>();
+        for (Future<RankExchange> f : fs) {
+            out.add(f.get(30, TimeUnit.SECONDS));
+        }
+        return out;
+    }
+
+    /** One round on every exchange here (the rank elsewhere takes part in it too). */
+    private void roundHere(List<RankExchange> ex) throws Exception {
+        List<Future<byte[][]>> fs = new ArrayList<>();
+        for (RankExchange e : ex) {
+            fs.add(pool.submit(() -> e.allGather(new byte[] {1})));
+        }
+        for (Future<byte[][]> f : fs) {
+            f.get(30, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void aVanishedPeerIsReportedToEveryOtherRankButAGoodbyeIsNot() throws Exception {
         UniqueId id = listen();
-        List<RankExchange> ex = joinAll(id, 4, TIMEOUT);
-        round(ex, 0);
-        List<CountDownLatch> heard = new ArrayList<>();
-        List<List<Integer>> lost = new ArrayList<>();
-        for (int r = 0; r < 4; r++) {
-            CountDownLatch l = new CountDownLatch(1);
-            List<Integer> mine = new java.util.concurrent.CopyOnWriteArrayList<>();
-            heard.add(l);
-            lost.add(mine);
-            ex.get(r).onPeerLost((rank, why) -> {
-                mine.add(rank);
-                if (rank == 3) {
-                    l.countDown();
+        try (VanishingRank three = VanishingRank.peer(id, 4, 3)) { // a process of its own: it is killed
+            List<RankExchange> ex = join(id, 4, 0, 1, 2);
+            assertEquals("READY", three.line());
+            roundHere(ex);
+            List<CountDownLatch> heard = new ArrayList<>();
+            List<List<Integer>> lost = new ArrayList<>();
+            for (int r = 0; r < 3; r++) {
+                CountDownLatch l = new CountDownLatch(1);
+                List<Integer> mine = new java.util.concurrent.CopyOnWriteArrayList<>();
+                heard.add(l);
+                lost.add(mine);
+                ex.get(r).onPeerLost((rank, why) -> {
+                    mine.add(rank);
+                    if (rank == 3) {
+                        l.countDown();
+                    }
+                });
+            }
+            ex.get(2).close(); // a goodbye: not a loss
+            three.vanish(); // as if killed: its connection closes without a goodbye
+            for (int r : new int[] {0, 1}) {
+                assertTrue(heard.get(r).await(10, TimeUnit.SECONDS), "rank " + r + " heard that rank 3 is gone");
+                assertEquals(List.of(3), lost.get(r), "rank " + r);
+            }
+            // a listener registered after the loss hears of it at once
+            List<Integer> late = new ArrayList<>();
+            ex.get(0).onPeerLost((rank, why) -> late.add(rank));
+            assertEquals(List.of(3), late);
+            ex.get(1).close();
+            ex.get(0).close();
+        }
+    }
+
+    @Test
+    void rankZerosProcessVanishingIsNoticedByThePeers() throws Exception {
+        try (VanishingRank zero = VanishingRank.root(3)) {
+            String idLine = zero.line();
+            assertTrue(idLine != null && idLine.startsWith("ID "), String.valueOf(idLine));
+            UniqueId id = UniqueId.fromBase64(idLine.substring(3));
+            List<RankExchange> ex = join(id, 3, 1, 2);
+            assertEquals("READY", zero.line());
+            roundHere(ex);
+            CountDownLatch zeroGone = new CountDownLatch(1);
+            ex.get(0).onPeerLost((rank, why) -> {
+                if (rank == 0) {
+                    zeroGone.countDown();
                 }
             });
-        }
-        ex.get(2).close(); // a goodbye: not a loss
-        ((RendezvousClient) ex.get(3)).dropWithoutGoodbye(); // as if killed
-        for (int r : new int[] {0, 1}) {
-            assertTrue(heard.get(r).await(10, TimeUnit.SECONDS), "rank " + r + " heard that rank 3 is gone");
-            assertEquals(List.of(3), lost.get(r), "rank " + r);
-        }
-        // a listener registered after the loss hears of it at once
-        List<Integer> late = new ArrayList<>();
-        ex.get(0).onPeerLost((rank, why) -> late.add(rank));
-        assertEquals(List.of(3), late);
-        // rank 0's process vanishing is noticed by the clients
-        CountDownLatch zeroGone = new CountDownLatch(1);
-        ex.get(1).onPeerLost((rank, why) -> {
-            if (rank == 0) {
-                zeroGone.countDown();
+            zero.vanish();
+            assertTrue(zeroGone.await(10, TimeUnit.SECONDS), "rank 1 heard that rank 0 is gone");
+            for (RankExchange e : ex) {
+                e.close();
             }
-        });
-        ((RendezvousServer) ex.get(0)).dropWithoutGoodbye();
-        assertTrue(zeroGone.await(10, TimeUnit.SECONDS), "rank 1 heard that rank 0 is gone");
-        ex.get(1).close();
+        }
     }
 }

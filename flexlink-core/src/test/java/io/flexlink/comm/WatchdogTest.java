@@ -16,6 +16,7 @@ import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.Bounded;
@@ -41,8 +42,15 @@ class WatchdogTest {
                 .set(FlexLinkConfig.TIMEOUT, timeout).build();
     }
 
+    /** Flight records go to the log only, unless a test asks for its own files. */
+    private static final FlightRecorder LOG_ONLY = new FlightRecorder(() -> "off");
+
     private static Watchdog manual(Communicator[] comms, AtomicLong clock) {
-        Watchdog w = Watchdog.manual(clock::get);
+        return manual(comms, clock, LOG_ONLY);
+    }
+
+    private static Watchdog manual(Communicator[] comms, AtomicLong clock, FlightRecorder recorder) {
+        Watchdog w = Watchdog.manual(clock::get, recorder);
         for (Communicator c : comms) {
             ((FlexCommunicator) c).useWatchdog(w);
         }
@@ -74,7 +82,7 @@ class WatchdogTest {
             FlexLinkException e = assertThrows(FlexLinkException.class,
                     () -> comms[0].allGather(send, recv, 4096, DataType.INT32, stream));
             assertEquals(Result.REMOTE_ERROR, e.result());
-            assertTrue(e.getMessage().contains("ALL_GATHER of 4096 elements") && e.getMessage().contains("1000 ms")
+            assertTrue(e.getMessage().contains("ALL_GATHER of 4096 elements (INT32") && e.getMessage().contains("1000 ms")
                     && e.getMessage().contains("waiting for producer rank 1"), e.getMessage());
             assertTrue(comms[0].stats().errorDetail().contains("watchdog"));
             FlexLinkException e1 = assertThrows(FlexLinkException.class,
@@ -132,6 +140,34 @@ class WatchdogTest {
     }
 
     @Test
+    void theFlightRecordShowsOnlyCallsItStillHoldsAfterTheRingGrew() {
+        try (HostBackend backend = new HostBackend(config("1s"))) {
+            CallWatch watch = new CallWatch(backend, 0, SECOND);
+            RuntimeStream stream = backend.createStream(0, "user.r0");
+            PinnedMemory gate = backend.allocatePinned(64);
+            for (int k = 0; k < 2; k++) {
+                watch.record(stream, Collective.BROADCAST, 10, DataType.INT8, 0);
+            }
+            Bounded.idle(stream, BOUND);
+            assertNull(watch.overdue(1)); // both seen done: their records may be reused
+            stream.waitValue32(gate, 0, 1); // everything after this waits
+            for (int k = 0; k <= CallWatch.RING; k++) { // more calls in flight than the ring holds: it doubles
+                watch.record(stream, Collective.ALL_REDUCE, 1000 + k, DataType.FLOAT32, 2);
+            }
+            String record = watch.flightRecord(3, 8, 2 * CallWatch.RING);
+            assertTrue(record.startsWith((CallWatch.RING + 3) + " calls recorded, " + (CallWatch.RING + 1) + " not done"),
+                    record);
+            assertTrue(!record.contains("null") && record.contains("(2 earlier calls not shown)"), record);
+            assertTrue(record.contains("       3  ALL_REDUCE      1000 x FLOAT32") && record.contains("running"), record);
+            gate.writeCounter(0, 1);
+            Bounded.idle(stream, BOUND);
+            stream.close();
+            gate.close();
+            watch.close();
+        }
+    }
+
+    @Test
     void theSharedThreadComesAndGoesWithTheCommunicators() {
         FlexLinkConfig config = config("30s");
         int before = Bounded.flexlinkThreads().size();
@@ -145,8 +181,10 @@ class WatchdogTest {
             }
         }
         Bounded.threadsBackTo(before, BOUND);
-        assertTrue(!idle || !Bounded.flexlinkThreads().contains("flexlink-watchdog"));
-        // off by default: no thread at all
+        // the count may be back already while another thread left (a backend's memory reaper): wait for this one
+        Bounded.within(BOUND, () -> !idle || !Bounded.flexlinkThreads().contains("flexlink-watchdog"),
+                () -> "the watchdog thread is gone with its communicators: " + Bounded.flexlinkThreads());
+        // off: no thread at all
         FlexLinkConfig off = FlexLinkConfig.builder().set(FlexLinkConfig.TIMEOUT, "0").build();
         try (HostBackend backend = new HostBackend(off)) {
             Communicator[] comms = FlexLink.initAll(backend, off, 0, 1);

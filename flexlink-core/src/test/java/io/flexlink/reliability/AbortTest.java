@@ -19,6 +19,7 @@ import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.runtime.host.HostFaults;
 import io.flexlink.testing.Bounded;
+import io.flexlink.testing.SwitchableFaults;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReference;
@@ -43,6 +44,7 @@ class AbortTest {
     /** One blocked rank 0 of two: its own streams, buffers; rank 1 never calls. */
     private static final class Lonely implements AutoCloseable {
         final HostBackend backend;
+        final SwitchableFaults faults = new SwitchableFaults();
         final Communicator[] comms;
         final RuntimeStream stream;
         final DeviceMemory send;
@@ -50,7 +52,7 @@ class AbortTest {
         final int threads = Bounded.flexlinkThreads().size();
 
         Lonely(FlexLinkConfig config) {
-            backend = new HostBackend(config);
+            backend = new HostBackend(config, faults);
             comms = FlexLink.initAll(backend, config, 0, 1);
             stream = backend.createStream(0, "user.r0");
             send = backend.allocate(0, COUNT * 4);
@@ -119,18 +121,22 @@ class AbortTest {
     @RepeatedTest(10)
     void withoutTheWatchdogAnErrorReachesThePeersOnceTheFailedRankIsPolled() {
         try (Lonely l = new Lonely(base("pcie", "0").build())) {
-            l.backend.setFaults(HostFaults.targeting(1, "pcie.send", HostFaults.Op.COPY, nth -> {
+            l.faults.set(HostFaults.targeting(1, "pcie.send", HostFaults.Op.COPY, nth -> {
                 throw new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "injected: copy failed");
             }));
             l.allGather();
             RuntimeStream other = l.backend.createStream(1, "user.r1");
-            l.comms[1].allGather(l.send.address(), l.recv.address(), COUNT, DataType.FLOAT32, other);
-            // NCCL's model: the application polls; the failed rank's poll finds its failed stream and tells
-            // the others through the abort word, which releases rank 0 and which its own poll then finds
-            Bounded.within(BOUND, () -> l.comms[1].getAsyncError() == Result.UNHANDLED_CUDA_ERROR,
-                    () -> "rank 1: " + l.comms[1].getAsyncError());
-            Bounded.within(BOUND, () -> l.comms[0].getAsyncError() == Result.REMOTE_ERROR,
-                    () -> "rank 0: " + l.comms[0].getAsyncError());
+            try (DeviceMemory send1 = l.backend.allocate(1, COUNT * 4);
+                 DeviceMemory recv1 = l.backend.allocate(1, 2 * COUNT * 4)) {
+                l.comms[1].allGather(send1, recv1, COUNT, DataType.FLOAT32, other);
+                // NCCL's model: the application polls; the failed rank's poll finds its failed stream and tells
+                // the others through the abort word, which releases rank 0 and which its own poll then finds
+                Bounded.within(BOUND, () -> l.comms[1].getAsyncError() == Result.UNHANDLED_CUDA_ERROR,
+                        () -> "rank 1: " + l.comms[1].getAsyncError());
+                Bounded.within(BOUND, () -> l.comms[0].getAsyncError() == Result.REMOTE_ERROR,
+                        () -> "rank 0: " + l.comms[0].getAsyncError());
+                Bounded.idle(other, BOUND);
+            }
             Bounded.idle(l.stream, BOUND);
             Bounded.idle(other, BOUND);
             other.close();
@@ -142,19 +148,22 @@ class AbortTest {
     @Test
     void withoutPollingTheNextCallOfTheFailedRankThrowsAndReleasesThePeers() {
         try (Lonely l = new Lonely(base("pcie", "0").build())) {
-            l.backend.setFaults(HostFaults.targeting(1, "pcie.send", HostFaults.Op.COPY, nth -> {
+            l.faults.set(HostFaults.targeting(1, "pcie.send", HostFaults.Op.COPY, nth -> {
                 throw new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "injected: copy failed");
             }));
             l.allGather();
             RuntimeStream other = l.backend.createStream(1, "user.r1");
-            l.comms[1].allGather(l.send.address(), l.recv.address(), COUNT, DataType.FLOAT32, other);
-            // rank 1's own work ends (its failed stream skips the rest); rank 0 waits for rank 1's chunks
-            Bounded.idle(other, BOUND);
-            assertFalse(l.stream.isIdle());
-            FlexLinkException e = assertThrows(FlexLinkException.class, () -> l.comms[1].allGather(
-                    l.send.address(), l.recv.address(), COUNT, DataType.FLOAT32, other));
-            assertEquals(Result.UNHANDLED_CUDA_ERROR, e.result());
-            assertTrue(e.getMessage().contains("injected"), e.getMessage());
+            try (DeviceMemory send1 = l.backend.allocate(1, COUNT * 4);
+                 DeviceMemory recv1 = l.backend.allocate(1, 2 * COUNT * 4)) {
+                l.comms[1].allGather(send1, recv1, COUNT, DataType.FLOAT32, other);
+                // rank 1's own work ends (its failed stream skips the rest); rank 0 waits for rank 1's chunks
+                Bounded.idle(other, BOUND);
+                assertFalse(l.stream.isIdle());
+                FlexLinkException e = assertThrows(FlexLinkException.class, () -> l.comms[1].allGather(
+                        send1, recv1, COUNT, DataType.FLOAT32, other));
+                assertEquals(Result.UNHANDLED_CUDA_ERROR, e.result());
+                assertTrue(e.getMessage().contains("injected"), e.getMessage());
+            }
             Bounded.idle(l.stream, BOUND); // the failed rank's call told rank 0, whose streams are released
             assertEquals(Result.REMOTE_ERROR, assertThrows(FlexLinkException.class, l::allGather).result());
             other.close();

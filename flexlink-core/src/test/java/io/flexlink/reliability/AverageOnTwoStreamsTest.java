@@ -33,28 +33,28 @@ class AverageOnTwoStreamsTest {
     void aSecondAverageWaitsForTheFirstToStopReadingItsScaledInput() throws Exception {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary")
                 .set(FlexLinkConfig.TUNING_CACHE, "off").build();
-        try (HostBackend backend = new HostBackend(config)) {
-            // rank 2's second stream: its first operation is either the wait for the first call (fixed) or,
-            // were it not, the division into the shared buffer; the gate opens once that has run
-            CountDownLatch secondCallStarted = new CountDownLatch(1);
-            AtomicInteger ops = new AtomicInteger();
-            backend.setFaults(new HostFaults() {
-                @Override
-                public Action before(String label, Op op) {
-                    return Action.RUN;
-                }
+        // rank 2's second stream: its first operation is either the wait for the first call (fixed) or,
+        // were it not, the division into the shared buffer; the gate opens once that has run
+        CountDownLatch secondCallStarted = new CountDownLatch(1);
+        AtomicInteger ops = new AtomicInteger();
+        HostFaults watch = new HostFaults() {
+            @Override
+            public Action before(String label, Op op) {
+                return Action.RUN;
+            }
 
-                @Override
-                public Action before(int device, String label, Op op) {
-                    if (device == 2 && label.equals("b2")) {
-                        int n = ops.incrementAndGet();
-                        if (op == Op.WAIT_EVENT || n >= 2) {
-                            secondCallStarted.countDown();
-                        }
+            @Override
+            public Action before(int device, String label, Op op) {
+                if (device == 2 && label.equals("b2")) {
+                    int n = ops.incrementAndGet();
+                    if (op == Op.WAIT_EVENT || n >= 2) {
+                        secondCallStarted.countDown();
                     }
-                    return Action.RUN;
                 }
-            });
+                return Action.RUN;
+            }
+        };
+        try (HostBackend backend = new HostBackend(config, watch)) {
             Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2);
             RuntimeStream[] a = new RuntimeStream[RANKS];
             RuntimeStream[] b = new RuntimeStream[RANKS];

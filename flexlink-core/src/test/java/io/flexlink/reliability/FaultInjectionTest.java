@@ -28,7 +28,7 @@ class FaultInjectionTest {
     void aPathThrowingMidCollective(RepetitionInfo rep) {
         try (FaultRig rig = new FaultRig(ERRORS)) {
             // rank 1's PCIe consumer fails on its second reduction: mid-collective
-            rig.backend.setFaults(HostFaults.targeting(1, "pcie.recv", HostFaults.Op.REDUCE, nth -> {
+            rig.faults.set(HostFaults.targeting(1, "pcie.recv", HostFaults.Op.REDUCE, nth -> {
                 if (nth == 2) {
                     throw new IllegalStateException("injected: the path failed mid-collective");
                 }
@@ -49,7 +49,7 @@ class FaultInjectionTest {
     void aCopyThatFails(RepetitionInfo rep) {
         try (FaultRig rig = new FaultRig(ERRORS)) {
             // rank 0's first device-to-host copy into a staging slot fails, as a CUDA copy would
-            rig.backend.setFaults(HostFaults.targeting(0, "pcie.send", HostFaults.Op.COPY, nth -> {
+            rig.faults.set(HostFaults.targeting(0, "pcie.send", HostFaults.Op.COPY, nth -> {
                 throw new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "injected: cudaMemcpyAsync failed");
             }));
             rig.enqueue(0);
@@ -68,7 +68,7 @@ class FaultInjectionTest {
     void aCounterThatNeverArrives(RepetitionInfo rep) {
         try (FaultRig rig = new FaultRig(STALLS)) {
             // rank 1's first "slot full" counter write is lost: rank 0 waits for it forever
-            rig.backend.setFaults(HostFaults.targeting(1, "pcie.send", HostFaults.Op.WRITE,
+            rig.faults.set(HostFaults.targeting(1, "pcie.send", HostFaults.Op.WRITE,
                     nth -> nth == 1 ? HostFaults.Action.DROP : HostFaults.Action.RUN));
             rig.enqueue(0);
             rig.enqueue(1);
@@ -101,7 +101,7 @@ class FaultInjectionTest {
         CountDownLatch revive = new CountDownLatch(1);
         try (FaultRig rig = new FaultRig(STALLS)) {
             // every operation of rank 1's PCIe streams hangs, like a GPU that stopped answering
-            rig.backend.setFaults(HostFaults.targeting(1, "pcie.", null, nth -> {
+            rig.faults.set(HostFaults.targeting(1, "pcie.", null, nth -> {
                 revive.await();
                 return HostFaults.Action.RUN;
             }));
@@ -126,7 +126,7 @@ class FaultInjectionTest {
     void aDroppedRingCounterOnTheCallersStream(RepetitionInfo rep) {
         try (FaultRig rig = new FaultRig(STALLS)) {
             // the primary path (host ring) runs on the caller's stream: lose rank 0's first ring write
-            rig.backend.setFaults(HostFaults.targeting(0, "user.", HostFaults.Op.WRITE,
+            rig.faults.set(HostFaults.targeting(0, "user.", HostFaults.Op.WRITE,
                     nth -> nth == 1 ? HostFaults.Action.DROP : HostFaults.Action.RUN));
             rig.enqueue(0);
             rig.enqueue(1);

@@ -17,6 +17,7 @@ import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.Bounded;
 import io.flexlink.testing.CollectiveHarness;
+import io.flexlink.testing.SwitchableFaults;
 import java.time.Duration;
 
 /**
@@ -32,6 +33,8 @@ final class FaultRig implements AutoCloseable {
     static final long COUNT = 8192;
 
     final HostBackend backend;
+    /** The backend's fault hook, armed by each test. */
+    final SwitchableFaults faults = new SwitchableFaults();
     final Communicator[] faulty;
     final Communicator[] healthy;
     final RuntimeStream[] streams = new RuntimeStream[2];
@@ -55,7 +58,7 @@ final class FaultRig implements AutoCloseable {
     /** @param timeout the faulty communicator's watchdog timeout */
     FaultRig(String timeout) {
         threadBaseline = Bounded.flexlinkThreads().size();
-        backend = new HostBackend(config("60s"));
+        backend = new HostBackend(config("60s"), faults);
         faulty = FlexLink.initAll(backend, config(timeout), 0, 1);
         healthy = FlexLink.initAll(backend, config("60s"), 2, 3);
         healthyHarness = new CollectiveHarness(backend, healthy);
@@ -100,7 +103,7 @@ final class FaultRig implements AutoCloseable {
     /** Closes everything and checks that memory, streams and threads are back to where they were. */
     @Override
     public void close() {
-        backend.setFaults(null);
+        faults.set(null);
         for (Communicator c : faulty) {
             c.close();
         }

@@ -15,6 +15,7 @@ import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.runtime.host.HostFaults;
 import io.flexlink.sync.StagingLayout;
 import io.flexlink.testing.Bounded;
+import io.flexlink.testing.SwitchableFaults;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,6 +39,7 @@ class LateStreamWorkTest {
 
     private int threadBaseline;
     private HostBackend host;
+    private final SwitchableFaults faults = new SwitchableFaults();
     private final RuntimeStream[] streams = new RuntimeStream[2];
     private final DeviceMemory[] buffers = new DeviceMemory[4];
     private final CountDownLatch held = new CountDownLatch(1);
@@ -55,7 +57,7 @@ class LateStreamWorkTest {
     }
 
     private void open(FlexLinkConfig config) {
-        host = new HostBackend(config);
+        host = new HostBackend(config, faults);
         for (int r = 0; r < 2; r++) {
             streams[r] = host.createStream(r, "user.r" + r);
             buffers[2 * r] = host.allocate(r, COUNT * 4);
@@ -65,7 +67,7 @@ class LateStreamWorkTest {
 
     /** Holds the first operation of {@code op} on device 0's streams labelled {@code label...} until {@link #letGo}. */
     private void hold(String label, HostFaults.Op op) {
-        host.setFaults(HostFaults.targeting(0, label, op, nth -> {
+        faults.set(HostFaults.targeting(0, label, op, nth -> {
             if (nth == 1) {
                 held.countDown();
                 assertTrue(letGo.await(BOUND.toMillis(), TimeUnit.MILLISECONDS), "the test let go");
@@ -87,7 +89,7 @@ class LateStreamWorkTest {
         if (host == null) {
             return;
         }
-        host.setFaults(null);
+        faults.set(null);
         for (int r = 0; r < 2; r++) {
             Bounded.idle(streams[r], BOUND);
             streams[r].close();

@@ -38,18 +38,18 @@ class ProtocolStressTest {
                 .set(FlexLinkConfig.SLOTS, "2")
                 .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
                 .build();
-        try (HostBackend backend = new HostBackend(config)) {
-            ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
-                    () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
-            backend.setFaults((stream, op) -> {
-                if (op == HostFaults.Op.COPY || op == HostFaults.Op.WRITE || op == HostFaults.Op.WAIT) {
-                    SplittableRandom r = random.get();
-                    if (r.nextInt(4) == 0) {
-                        LockSupport.parkNanos(r.nextInt(30_000));
-                    }
+        ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
+                () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
+        HostFaults delays = (stream, op) -> {
+            if (op == HostFaults.Op.COPY || op == HostFaults.Op.WRITE || op == HostFaults.Op.WAIT) {
+                SplittableRandom r = random.get();
+                if (r.nextInt(4) == 0) {
+                    LockSupport.parkNanos(r.nextInt(30_000));
                 }
-                return HostFaults.Action.RUN;
-            });
+            }
+            return HostFaults.Action.RUN;
+        };
+        try (HostBackend backend = new HostBackend(config, delays)) {
             Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2);
             Collective[] kinds = Collective.collectives().toArray(new Collective[0]);
             assertTimeoutPreemptively(Duration.ofMinutes(5), () -> {
@@ -87,16 +87,16 @@ class ProtocolStressTest {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie")
                 .set(FlexLinkConfig.SHARE, "pcie=0.6").set(FlexLinkConfig.CHUNK_BYTES, "4K")
                 .set(FlexLinkConfig.SLOTS, "2").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").build();
-        try (HostBackend backend = new HostBackend(config)) {
-            ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
-                    () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
-            backend.setFaults((stream, op) -> {
-                SplittableRandom r = random.get();
-                if (r.nextInt(4) == 0) {
-                    LockSupport.parkNanos(r.nextInt(30_000));
-                }
-                return HostFaults.Action.RUN;
-            });
+        ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
+                () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
+        HostFaults delays = (stream, op) -> {
+            SplittableRandom r = random.get();
+            if (r.nextInt(4) == 0) {
+                LockSupport.parkNanos(r.nextInt(30_000));
+            }
+            return HostFaults.Action.RUN;
+        };
+        try (HostBackend backend = new HostBackend(config, delays)) {
             Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2);
             RuntimeStream[] streams = new RuntimeStream[n];
             DeviceMemory[] buffers = new DeviceMemory[n];
@@ -159,16 +159,16 @@ class ProtocolStressTest {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie")
                 .set(FlexLinkConfig.SHARE, "pcie=0.5").set(FlexLinkConfig.CHUNK_BYTES, "4K")
                 .set(FlexLinkConfig.SLOTS, "2").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").build();
-        try (HostBackend backend = new HostBackend(config)) {
-            ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
-                    () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
-            backend.setFaults((stream, op) -> {
-                SplittableRandom r = random.get();
-                if (r.nextInt(4) == 0) {
-                    LockSupport.parkNanos(r.nextInt(30_000));
-                }
-                return HostFaults.Action.RUN;
-            });
+        ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
+                () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
+        HostFaults delays = (stream, op) -> {
+            SplittableRandom r = random.get();
+            if (r.nextInt(4) == 0) {
+                LockSupport.parkNanos(r.nextInt(30_000));
+            }
+            return HostFaults.Action.RUN;
+        };
+        try (HostBackend backend = new HostBackend(config, delays)) {
             Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2);
             RuntimeStream[] streams = new RuntimeStream[n];
             DeviceMemory[] x = new DeviceMemory[n];

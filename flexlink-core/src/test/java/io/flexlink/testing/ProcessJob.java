@@ -107,7 +107,7 @@ public final class ProcessJob implements AutoCloseable {
      * The test class path: surefire's (its forked JVM runs from a manifest-only jar), or the URLs of the
      * loader of the test classes (the JUnit console launcher loads them with one), or java.class.path.
      */
-    static String classPath() {
+    public static String classPath() {
         String cp = System.getProperty("surefire.test.class.path");
         if (cp != null) {
             return cp;

@@ -132,20 +132,18 @@ class NvshmemProtocolTest {
         List<String> failures = new ArrayList<>();
         for (int n = 1; n <= 4; n++) {
             FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.HOST_DEVICES, "4").build();
-            try (HostBackend backend = new HostBackend(config)) {
-                if (delays) {
-                    ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
-                            () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
-                    backend.setFaults((stream, op) -> {
-                        if (op == HostFaults.Op.COPY || op == HostFaults.Op.WRITE || op == HostFaults.Op.WAIT) {
-                            SplittableRandom r = random.get();
-                            if (r.nextInt(3) == 0) {
-                                LockSupport.parkNanos(r.nextInt(20_000));
-                            }
-                        }
-                        return HostFaults.Action.RUN;
-                    });
+            ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
+                    () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
+            HostFaults shuffle = (stream, op) -> {
+                if (op == HostFaults.Op.COPY || op == HostFaults.Op.WRITE || op == HostFaults.Op.WAIT) {
+                    SplittableRandom r = random.get();
+                    if (r.nextInt(3) == 0) {
+                        LockSupport.parkNanos(r.nextInt(20_000));
+                    }
                 }
+                return HostFaults.Action.RUN;
+            };
+            try (HostBackend backend = new HostBackend(config, delays ? shuffle : null)) {
                 long total = NvshmemChannel.totalBytes(n, SLOTS, CHUNK);
                 PinnedMemory[] heaps = new PinnedMemory[n];
                 StagedPath[] paths = new StagedPath[n];

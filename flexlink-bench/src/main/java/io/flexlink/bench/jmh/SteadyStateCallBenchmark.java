@@ -27,7 +27,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * The host cost of enqueueing one small AllReduce on a 1-rank communicator, in steady state. Run with
  * {@code -prof gc}: {@code gc.alloc.rate.norm} is the bytes the call allocates (the rule is none in
  * FlexLink's own code; the backend's stream queue may add its own). The stream is drained every
- * {@link #DRAIN} calls so the queue stays short.
+ * {@link #DRAIN} calls so the queue stays short. With the watchdog on (the default), each call also records
+ * its "done" event; {@code timeout=0} shows the call without it.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -45,6 +46,10 @@ public class SteadyStateCallBenchmark {
     @Param({"256"})
     public int count;
 
+    /** The watchdog's timeout ({@code flexlink.timeout}): on by default, {@code 0} turns it off. */
+    @Param({"10m", "0"})
+    public String timeout;
+
     private Backend be;
     private Communicator comm;
     private RuntimeStream stream;
@@ -56,7 +61,8 @@ public class SteadyStateCallBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, backend).build();
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, backend)
+                .set(FlexLinkConfig.TIMEOUT, timeout).build();
         be = io.flexlink.FlexLink.openBackend(config);
         comm = FlexLink.initAll(be, config, 0)[0];
         stream = be.createStream(0, "jmh.steady");

@@ -24,6 +24,15 @@ final class HostEvent implements RuntimeEvent {
         this.timing = timing;
     }
 
+    /** {@code event} as a host event, or INVALID_ARGUMENT naming {@code what} (null, another backend's). */
+    static HostEvent of(String what, RuntimeEvent event) {
+        if (event instanceof HostEvent) {
+            return (HostEvent) event;
+        }
+        throw new FlexLinkException(Result.INVALID_ARGUMENT, what + ": event: " + (event == null ? "null"
+                : event + " is not an event of the host backend"));
+    }
+
     long nextRecord() {
         return recorded.incrementAndGet();
     }
@@ -79,7 +88,7 @@ final class HostEvent implements RuntimeEvent {
 
     @Override
     public float elapsedMillis(RuntimeEvent start) {
-        HostEvent s = (HostEvent) start;
+        HostEvent s = of("elapsedMillis", start);
         if (!timing || !s.timing) {
             throw new FlexLinkException(Result.INVALID_USAGE, "event: elapsed time needs two timing events");
         }

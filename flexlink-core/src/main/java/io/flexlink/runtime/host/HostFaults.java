@@ -3,11 +3,13 @@ package io.flexlink.runtime.host;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Test hook of the host backend: called on a stream's worker thread before each operation runs. It may
- * sleep (to shuffle timing between streams), block (a rank that stops answering), throw (a failed copy
- * or a path failing mid-collective: the stream fails with the exception, a {@code FlexLinkException}'s
- * result or INTERNAL_ERROR) or return {@link Action#DROP} (a counter write that never arrives).
- * Production code never installs one. Event records are not passed through it.
+ * Fault injection into the host backend, given to its constructor
+ * ({@link HostBackend#HostBackend(io.flexlink.config.FlexLinkConfig, HostFaults)}): called on a stream's
+ * worker thread before each operation runs. It may sleep (to shuffle timing between streams), block (a
+ * rank that stops answering), throw (a failed copy or a path failing mid-collective: the stream fails with
+ * the exception, a {@code FlexLinkException}'s result or INTERNAL_ERROR) or return {@link Action#DROP} (a
+ * counter write that never arrives). A backend made without one runs every operation as it is, with no
+ * hook in the way. Event records are not passed through it.
  */
 @FunctionalInterface
 public interface HostFaults {

@@ -35,6 +35,10 @@ final class HostPinnedMemory extends SharedPinnedMemory {
         return segment;
     }
 
+    HostBackend backend() {
+        return backend;
+    }
+
     /** What the memory carries ({@code pcie}, {@code primary}, ...), which link emulation throttles by. */
     String purpose() {
         return purpose;

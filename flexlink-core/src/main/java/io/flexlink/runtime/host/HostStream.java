@@ -102,11 +102,15 @@ final class HostStream implements RuntimeStream {
         }
     }
 
-    /** Enqueues one operation. */
-    void enqueue(Op op) {
+    private void checkOpen() {
         if (closed) {
             throw new FlexLinkException(Result.INVALID_USAGE, "stream: used after close (" + label + ")");
         }
+    }
+
+    /** Enqueues one operation. */
+    void enqueue(Op op) {
+        checkOpen();
         enqueued.incrementAndGet();
         queue.add(op);
     }
@@ -187,13 +191,20 @@ final class HostStream implements RuntimeStream {
         }
     }
 
+    // Every operation checks its memory when enqueued: an address outside the backend's live allocations
+    // would crash the process when the worker touches it, so it is refused here (INVALID_ARGUMENT).
+
     @Override
     public void copy(long dst, long src, long bytes) {
+        backend.checkAccess("copy: dst", dst, bytes, LiveRanges.ANY_DEVICE);
+        backend.checkAccess("copy: src", src, bytes, LiveRanges.ANY_DEVICE);
         enqueue(HostFaults.Op.COPY, () -> UNSAFE.copyMemory(src, dst, bytes));
     }
 
     @Override
     public void copyFromHost(long dst, PinnedMemory mem, long offset, long bytes) {
+        StreamArguments.within(backend, "copyFromHost", mem, offset, bytes);
+        backend.checkAccess("copyFromHost: dst", dst, bytes, LiveRanges.ANY_DEVICE);
         long src = mem.deviceAddress() + offset;
         LinkPacer pacer = pacer(mem);
         enqueue(HostFaults.Op.COPY, () -> {
@@ -207,7 +218,7 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void waitValue32(PinnedMemory mem, long offset, int value) {
-        HostPinnedMemory m = (HostPinnedMemory) mem;
+        HostPinnedMemory m = StreamArguments.counter(backend, "waitValue32", mem, offset);
         long address = m.hostAddress() + offset;
         enqueue(HostFaults.Op.WAIT, () -> {
             // after an abort a wait fails even where the released counter satisfies it: fail fast, no garbage
@@ -271,7 +282,7 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void writeValue32(PinnedMemory mem, long offset, int value) {
-        long address = mem.hostAddress() + offset;
+        long address = StreamArguments.counter(backend, "writeValue32", mem, offset).hostAddress() + offset;
         enqueue(HostFaults.Op.WRITE, () -> {
             UNSAFE.putIntVolatile(null, address, value);
             CounterSignal.signal(address);
@@ -280,6 +291,10 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void reduce(long dst, long a, long b, long count, DataType type, ReduceOp op, int divisor) {
+        long bytes = StreamArguments.reduceBytes("reduce", count, type, op, divisor);
+        backend.checkAccess("reduce: dst", dst, bytes, LiveRanges.ANY_DEVICE);
+        backend.checkAccess("reduce: a", a, bytes, LiveRanges.ANY_DEVICE);
+        backend.checkAccess("reduce: b", b, bytes, LiveRanges.ANY_DEVICE);
         enqueue(HostFaults.Op.REDUCE, () -> HostReduce.reduce(dst, a, b, count, type, op, divisor));
     }
 
@@ -291,6 +306,10 @@ final class HostStream implements RuntimeStream {
     @Override
     public void reduceFromHost(long dst, long a, PinnedMemory mem, long bOffset, long count, DataType type,
                                ReduceOp op, int divisor) {
+        long bytes = StreamArguments.reduceBytes("reduceFromHost", count, type, op, divisor);
+        StreamArguments.within(backend, "reduceFromHost", mem, bOffset, bytes);
+        backend.checkAccess("reduceFromHost: dst", dst, bytes, LiveRanges.ANY_DEVICE);
+        backend.checkAccess("reduceFromHost: a", a, bytes, LiveRanges.ANY_DEVICE);
         long b = mem.deviceAddress() + bOffset;
         LinkPacer pacer = pacer(mem);
         enqueue(HostFaults.Op.REDUCE, () -> {
@@ -304,14 +323,15 @@ final class HostStream implements RuntimeStream {
 
     @Override
     public void record(RuntimeEvent event) {
-        HostEvent e = (HostEvent) event;
+        HostEvent e = HostEvent.of("record", event);
+        checkOpen(); // before the event counts a record: a refused one must not leave it waiting forever
         long seq = e.nextRecord();
         enqueue(new RecordOp(this, e, seq));
     }
 
     @Override
     public void waitEvent(RuntimeEvent event) {
-        HostEvent e = (HostEvent) event;
+        HostEvent e = HostEvent.of("waitEvent", event);
         long target = e.lastRecord();
         enqueue(HostFaults.Op.WAIT_EVENT, () -> {
             e.await(target, () -> closed);

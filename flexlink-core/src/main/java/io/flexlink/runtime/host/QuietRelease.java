@@ -1,6 +1,5 @@
 package io.flexlink.runtime.host;
 
-import io.flexlink.runtime.shm.ShmSegment;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -14,19 +13,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Unmaps released file-backed shared memory once no stream can still touch it. A communicator that is
- * aborted releases its memory while its streams drain what they had queued (waits released, copies of
- * garbage); unmapping under a running copy would crash the JVM, where freeing malloc'd memory would not.
- * So the unmap waits until every stream of the backend, open or closed but draining, has finished the
- * work it had queued at release time (work queued later cannot use released memory). A stream still
- * blocked after {@link #PATIENCE_NANOS} keeps the mapping until the process exits: a leak, never a crash.
+ * Frees released memory (malloc'd device and pinned memory, file-backed shared memory) once no stream can
+ * still touch it. An application may free a buffer that work it enqueued still uses, and an aborted
+ * communicator releases its memory while its streams drain what they had queued (waits released, copies
+ * of garbage); freeing or unmapping under a running copy would crash the JVM (large allocations are
+ * mappings of their own, returned to the system on free). So the release waits until every stream of the
+ * backend, open or closed but draining, has finished the work it had queued at release time: work queued
+ * later cannot use the memory, because the memory left {@link LiveRanges} at release and every stream
+ * operation is checked against it. It is what CUDA's {@code cudaFree} does by synchronizing the device,
+ * without blocking the caller. A stream still blocked after {@link #PATIENCE_NANOS} keeps the memory until
+ * the process exits: a leak, never a crash.
  */
-final class QuietUnmapper {
-    private static final Logger LOG = LoggerFactory.getLogger(QuietUnmapper.class);
+final class QuietRelease {
+    private static final Logger LOG = LoggerFactory.getLogger(QuietRelease.class);
     static final long PATIENCE_NANOS = TimeUnit.SECONDS.toNanos(60);
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
-    /** Mappings given up on: referenced forever so that no GC cleaner unmaps them either. */
-    private static final List<ShmSegment> PARKED = new ArrayList<>();
+    /** Memory given up on: referenced forever so that no GC cleaner unmaps a mapping either. */
+    private static final List<Object> PARKED = new ArrayList<>();
 
     private final Set<HostStream> open;
     private final Set<HostStream> draining = ConcurrentHashMap.newKeySet();
@@ -34,12 +37,14 @@ final class QuietUnmapper {
     private Thread reaper;
 
     private static final class Pending {
-        final ShmSegment segment;
+        final Object memory;
+        final Runnable release;
         final Map<HostStream, Long> marks;
         final long since = System.nanoTime();
 
-        Pending(ShmSegment segment, Map<HostStream, Long> marks) {
-            this.segment = segment;
+        Pending(Object memory, Runnable release, Map<HostStream, Long> marks) {
+            this.memory = memory;
+            this.release = release;
             this.marks = marks;
         }
 
@@ -49,7 +54,7 @@ final class QuietUnmapper {
         }
     }
 
-    QuietUnmapper(Set<HostStream> open) {
+    QuietRelease(Set<HostStream> open) {
         this.open = open;
     }
 
@@ -61,8 +66,11 @@ final class QuietUnmapper {
         }
     }
 
-    /** Unmaps {@code segment} now if every stream is past its queued work, else later. */
-    void unmapWhenQuiet(ShmSegment segment) {
+    /**
+     * Runs {@code release} of {@code memory} (named in a log line if it is given up on) now if every stream
+     * is past its queued work, else once they are.
+     */
+    void releaseWhenQuiet(Object memory, Runnable release) {
         draining.removeIf(HostStream::isIdle);
         Map<HostStream, Long> marks = new HashMap<>();
         for (Set<HostStream> set : List.of(open, draining)) {
@@ -74,13 +82,13 @@ final class QuietUnmapper {
             }
         }
         if (marks.isEmpty()) {
-            segment.close();
+            release.run();
             return;
         }
         synchronized (this) {
-            pending.add(new Pending(segment, marks));
+            pending.add(new Pending(memory, release, marks));
             if (reaper == null) {
-                reaper = new Thread(this::reap, "flexlink-shm-unmap");
+                reaper = new Thread(this::reap, "flexlink-host-free");
                 reaper.setDaemon(true);
                 reaper.start();
             }
@@ -93,13 +101,13 @@ final class QuietUnmapper {
                 for (Iterator<Pending> it = pending.iterator(); it.hasNext(); ) {
                     Pending p = it.next();
                     if (p.quiet()) {
-                        p.segment.close();
+                        p.release.run();
                         it.remove();
                     } else if (System.nanoTime() - p.since > PATIENCE_NANOS) {
-                        LOG.debug("INIT {} stays mapped: streams still busy {} s after its release",
-                                p.segment, TimeUnit.NANOSECONDS.toSeconds(PATIENCE_NANOS));
+                        LOG.debug("INIT {} is kept: streams still busy {} s after its release",
+                                p.memory, TimeUnit.NANOSECONDS.toSeconds(PATIENCE_NANOS));
                         synchronized (PARKED) {
-                            PARKED.add(p.segment);
+                            PARKED.add(p.memory);
                         }
                         it.remove();
                     }
