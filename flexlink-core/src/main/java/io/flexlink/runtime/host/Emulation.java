@@ -34,6 +34,8 @@ public final class Emulation {
     }
 
     static final Emulation OFF = new Emulation(Collections.emptyMap());
+    /** The inter-node link of a multi-node communicator's rails (not a path of flexlink.paths). */
+    public static final String RAIL = "rail";
 
     /** A number, then a unit: {@code 400MB/s}, {@code 1.5GBps}, {@code 50us}. */
     private static final Pattern QUANTITY =
@@ -46,6 +48,18 @@ public final class Emulation {
 
     private Emulation(Map<String, Link> links) {
         this.links = links;
+    }
+
+    /** Bytes per second of {@code link}'s emulated rate ({@link #RAIL} for the rails), or 0 when unthrottled. */
+    public double bytesPerSecond(String link) {
+        Link l = links.get(link);
+        return l == null ? 0 : l.bytesPerNano * 1e9;
+    }
+
+    /** The emulated latency per chunk of {@code link}, in nanoseconds (0 when unthrottled). */
+    public long latencyNanos(String link) {
+        Link l = links.get(link);
+        return l == null ? 0 : l.latencyNanos;
     }
 
     /** The link for transfers of {@code purpose} ({@code primary}, {@code pcie}), or null when unthrottled. */
@@ -70,9 +84,9 @@ public final class Emulation {
                 throw bad(spec, "expected path:rate[@latency], got '" + part.trim() + "'");
             }
             String path = kv[0].trim().toLowerCase(Locale.ROOT);
-            if (!FlexLinkConfig.PATH_NAMES.contains(path)) {
+            if (!FlexLinkConfig.PATH_NAMES.contains(path) && !path.equals(RAIL)) {
                 throw bad(spec, "unknown path '" + kv[0].trim() + "' (known: "
-                        + String.join(", ", FlexLinkConfig.PATH_NAMES) + ")");
+                        + String.join(", ", FlexLinkConfig.PATH_NAMES) + ", " + RAIL + ")");
             }
             if (links.containsKey(path)) {
                 throw bad(spec, "path '" + path + "' is given twice");
