@@ -6,6 +6,7 @@ import io.flexlink.comm.Backends;
 import io.flexlink.comm.CommunicatorFactory;
 import io.flexlink.comm.Groups;
 import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.hier.Hierarchy;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RankExchange;
 import java.net.InetAddress;
@@ -51,7 +52,10 @@ public final class FlexLink {
         return Backends.open(config);
     }
 
-    /** One communicator per device in {@code devices}, all created by this thread, on the default backend. */
+    /**
+     * One communicator per device in {@code devices}, all created by this thread, on the default backend.
+     * Its ranks are one process's, so they are one node's: it is never hierarchical.
+     */
     public static Communicator[] initAll(int... devices) {
         return initAll(backend(), FlexLinkConfig.fromEnvironment(), devices);
     }
@@ -91,10 +95,12 @@ public final class FlexLink {
     }
 
     /**
-     * This process's rank of a job launched like torchrun ({@code RANK}, {@code WORLD_SIZE},
-     * {@code LOCAL_RANK}, {@code MASTER_ADDR}, {@code MASTER_PORT}), on the default backend and device
-     * {@code LOCAL_RANK}: rank 0 listens on MASTER_ADDR:MASTER_PORT, the others connect to it. Every
-     * process must make its communicators from the environment in the same order.
+     * This process's rank of a job started by a launcher — torchrun ({@code RANK}, {@code WORLD_SIZE},
+     * {@code LOCAL_RANK}), OpenMPI ({@code OMPI_COMM_WORLD_RANK}, ...), PMI ({@code PMI_RANK}, ...) or Slurm
+     * ({@code SLURM_PROCID}, ...), with {@code MASTER_ADDR} and {@code MASTER_PORT} — on the default backend
+     * and the device of its local rank: rank 0 listens on MASTER_ADDR:MASTER_PORT, the others connect to it.
+     * When the ranks span several nodes the communicator is hierarchical (FlexLink inside each node, rails
+     * across nodes). Every process must make its communicators from the environment in the same order.
      */
     public static Communicator initFromEnv() {
         return initFromEnv(backend(), FlexLinkConfig.fromEnvironment(), System.getenv());
@@ -103,9 +109,10 @@ public final class FlexLink {
     /** {@link #initFromEnv()} with a given backend, configuration and environment. */
     public static Communicator initFromEnv(Backend backend, FlexLinkConfig config, Map<String, String> env) {
         LaunchEnv launch = LaunchEnv.parse(env);
-        int device = launch.device(backend.deviceCount());
+        int devices = backend.deviceCount();
         RankExchange exchange = TcpRendezvous.fromEnv(launch, config);
-        return CommunicatorFactory.initRank(backend, config, exchange, launch.worldSize, launch.rank, device);
+        return Hierarchy.initRank(backend, config, exchange, launch.worldSize, launch.rank,
+                local -> launch.device(devices, local));
     }
 
     /** This thread's rank of an {@code nranks}-rank communicator identified by {@code id}, on the default backend. */
@@ -113,9 +120,13 @@ public final class FlexLink {
         return initRank(backend(), FlexLinkConfig.fromEnvironment(), nranks, id, rank, device);
     }
 
+    /**
+     * Like {@code ncclCommInitRank}. Ranks whose {@code flexlink.nodeId} (or host) differ make a
+     * hierarchical communicator, as {@link #initFromEnv()} does.
+     */
     public static Communicator initRank(Backend backend, FlexLinkConfig config, int nranks, UniqueId id, int rank,
                                         int device) {
-        return CommunicatorFactory.initRank(backend, config, nranks, id, rank, device);
+        return Hierarchy.initRank(backend, config, nranks, id, rank, device);
     }
 
     /** Starts a group of calls on this thread (like {@code ncclGroupStart}); groups nest. */

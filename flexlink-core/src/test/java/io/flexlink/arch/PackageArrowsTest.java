@@ -70,6 +70,30 @@ class PackageArrowsTest {
     }
 
     @Test
+    void hierarchyComposesCommunicatorsOverTheEngineAndTheRendezvous() {
+        only("io.flexlink.hier", "io.flexlink.comm", "io.flexlink.bootstrap", "io.flexlink.runtime",
+                "io.flexlink.runtime.host", "io.flexlink.config");
+        // of the engine, only its public entry points: creating a communicator, and whether a group is open
+        classes().that().resideInAPackage("io.flexlink.hier").should().onlyDependOnClassesThat(
+                com.tngtech.archunit.base.DescribedPredicate.describe("not the engine's inside",
+                        (com.tngtech.archunit.core.domain.JavaClass c) -> !c.getPackageName().equals("io.flexlink.comm")
+                                || c.getSimpleName().equals("CommunicatorFactory") || c.getSimpleName().equals("Groups")))
+                .check(CORE);
+        // of the host backend, only the parser of the emulated links (the rail's rate)
+        noClasses().that().resideInAPackage("io.flexlink.hier").should().dependOnClassesThat(
+                com.tngtech.archunit.base.DescribedPredicate.describe("host backend classes but Emulation",
+                        (com.tngtech.archunit.core.domain.JavaClass c) -> c.getPackageName().equals("io.flexlink.runtime.host")
+                                && !c.getSimpleName().equals("Emulation")))
+                .check(CORE);
+    }
+
+    @Test
+    void onlyTheEntryPointUsesTheHierarchy() {
+        noClasses().that().resideOutsideOfPackages("io.flexlink.hier").and().doNotHaveSimpleName("FlexLink")
+                .should().dependOnClassesThat().resideInAPackage("io.flexlink.hier").check(CORE);
+    }
+
+    @Test
     void topologyUsesTheRuntime() {
         only("io.flexlink.topo", "io.flexlink.runtime");
     }
@@ -84,13 +108,13 @@ class PackageArrowsTest {
         noClasses().that().resideInAPackage("io.flexlink").and().doNotHaveSimpleName("FlexLink")
                 .should().dependOnClassesThat().resideInAnyPackage("io.flexlink.comm..", "io.flexlink.path..",
                         "io.flexlink.sync..", "io.flexlink.balance..", "io.flexlink.runtime..",
-                        "io.flexlink.bootstrap..", "io.flexlink.topo..")
+                        "io.flexlink.bootstrap..", "io.flexlink.topo..", "io.flexlink.hier..")
                 .check(CORE);
     }
 
     @Test
     void nothingInsideDependsOnTheEngine() {
-        noClasses().that().resideOutsideOfPackages("io.flexlink", "io.flexlink.comm..")
+        noClasses().that().resideOutsideOfPackages("io.flexlink", "io.flexlink.comm..", "io.flexlink.hier")
                 .should().dependOnClassesThat().resideInAPackage("io.flexlink.comm..")
                 .check(CORE);
     }

@@ -1,0 +1,181 @@
+package io.flexlink.hier;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flexlink.Collective;
+import io.flexlink.CommStats;
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.ReduceOp;
+import io.flexlink.UniqueId;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.host.HostBackend;
+import io.flexlink.testing.CollectiveHarness;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Emulated nodes by thread, in one process: each rank's thread sets its own {@code flexlink.nodeId},
+ * {@code FlexLink.initRank} makes hierarchical communicators (node communicators over FlexLink's paths,
+ * TCP rails between the nodes), and every collective gives NCCL's exact results, bit-identical on every
+ * rank of every node.
+ */
+class HierarchyThreadsTest {
+    static final FlexLinkConfig BASE = FlexLinkConfig.builder()
+            .set(FlexLinkConfig.SHARE, "pcie=0.3").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
+            .set(FlexLinkConfig.CHUNK_BYTES, "16K").set(FlexLinkConfig.INIT_TIMEOUT, "30s")
+            .set(FlexLinkConfig.TUNING_CACHE, "off").build();
+
+    /** {@code nodes × perNode} ranks, node-major unless {@code roundRobin}; rank r on device r. */
+    static Communicator[] make(HostBackend backend, int nodes, int perNode, boolean roundRobin) throws Exception {
+        int n = nodes * perNode;
+        UniqueId id = FlexLink.getUniqueId();
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            List<Future<Communicator>> fs = new ArrayList<>();
+            for (int r = 0; r < n; r++) {
+                int rank = r;
+                int node = roundRobin ? r % nodes : r / perNode;
+                FlexLinkConfig c = BASE.with(FlexLinkConfig.NODE_ID, "node-" + (char) ('a' + node));
+                fs.add(pool.submit(() -> FlexLink.initRank(backend, c, n, id, rank, rank % backend.deviceCount())));
+            }
+            Communicator[] comms = new Communicator[n];
+            for (int r = 0; r < n; r++) {
+                comms[r] = fs.get(r).get(60, TimeUnit.SECONDS);
+            }
+            return comms;
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    static void closeAll(Communicator[] comms) {
+        for (Communicator c : comms) {
+            c.close();
+        }
+    }
+
+    @Test
+    void twoNodesOfTwoRanksGiveExactResultsForEveryCollective() throws Exception {
+        try (HostBackend backend = new HostBackend(BASE)) {
+            Communicator[] comms = make(backend, 2, 2, false);
+            HierarchicalCommunicator h = assertInstanceOf(HierarchicalCommunicator.class, comms[3]);
+            assertEquals(3, h.rank());
+            assertEquals(4, h.size());
+            try (CollectiveHarness harness = new CollectiveHarness(backend, comms)) {
+                long seed = 11;
+                for (Collective c : Collective.values()) {
+                    for (long count : new long[] {1, 3, 9_001, 40_000}) {
+                        for (boolean inPlace : new boolean[] {false, true}) {
+                            int root = (int) (count % 4);
+                            CollectiveHarness.Outcome o = harness.run(c, DataType.FLOAT32, ReduceOp.SUM, count, root,
+                                    inPlace, seed++);
+                            assertEquals(0, o.wrong, c + " count " + count + (inPlace ? " in place" : "") + ": " + o);
+                        }
+                    }
+                }
+                for (DataType t : new DataType[] {DataType.INT32, DataType.FLOAT16, DataType.UINT8, DataType.FLOAT64}) {
+                    for (ReduceOp op : ReduceOp.values()) {
+                        for (Collective c : new Collective[] {Collective.ALL_REDUCE, Collective.REDUCE_SCATTER,
+                                Collective.REDUCE}) {
+                            CollectiveHarness.Outcome o = harness.run(c, t, op, 5_003, 2, false, seed++);
+                            assertEquals(0, o.wrong, c + " " + t + " " + op + ": " + o);
+                        }
+                    }
+                }
+            }
+            CommStats stats = comms[0].stats();
+            CommStats.Hierarchy layout = stats.hierarchy();
+            assertNotNull(layout, stats.toString());
+            assertEquals("nodes 2 × ranks 2", layout.layout());
+            assertEquals("TCP ring", layout.rail());
+            long pcie = stats.paths().stream().filter(p -> p.path().equals("pcie")).mapToLong(p -> p.bytes()).sum();
+            long rail = stats.paths().stream().filter(p -> p.path().equals("rail")).mapToLong(p -> p.bytes()).sum();
+            assertTrue(pcie > 0, "the node's PCIe path carried bytes: " + stats);
+            assertTrue(rail > 0, "the rail carried bytes: " + stats);
+            for (CommStats.PathTotals stage : layout.stages()) {
+                assertTrue(stage.calls() > 0 && stage.bytes() > 0, "stage " + stage);
+                assertTrue(stage.timedCalls() > 0 && stage.seconds() > 0, "stage timed: " + stage);
+            }
+            closeAll(comms);
+        }
+    }
+
+    @Test
+    void roundRobinPlacementAndThreeNodesOfThreeRanks() throws Exception {
+        try (HostBackend backend = new HostBackend(BASE)) {
+            for (boolean roundRobin : new boolean[] {false, true}) {
+                Communicator[] comms = make(backend, 3, 3, roundRobin);
+                try (CollectiveHarness harness = new CollectiveHarness(backend, comms)) {
+                    for (Collective c : Collective.values()) {
+                        CollectiveHarness.Outcome o = harness.run(c, DataType.INT64, ReduceOp.AVG, 7_001, 4, false, 3);
+                        assertEquals(0, o.wrong, c + (roundRobin ? " round-robin" : "") + ": " + o);
+                        o = harness.run(c, DataType.BFLOAT16, ReduceOp.MAX, 2_048, 8, true, 4);
+                        assertEquals(0, o.wrong, c + " in place" + (roundRobin ? " round-robin" : "") + ": " + o);
+                    }
+                }
+                closeAll(comms);
+            }
+        }
+    }
+
+    @Test
+    void inexactFloatSumsAreBitIdenticalOnEveryRank() throws Exception {
+        try (HostBackend backend = new HostBackend(BASE)) {
+            Communicator[] comms = make(backend, 2, 2, false);
+            int n = comms.length;
+            int count = 50_001;
+            Random random = new Random(7);
+            RuntimeStream[] streams = new RuntimeStream[n];
+            DeviceMemory[] bufs = new DeviceMemory[n];
+            for (int r = 0; r < n; r++) {
+                streams[r] = backend.createStream(comms[r].device(), "t" + r);
+                bufs[r] = backend.allocate(comms[r].device(), count * 4L);
+                ByteBuffer in = ByteBuffer.allocateDirect(count * 4).order(ByteOrder.nativeOrder());
+                for (int i = 0; i < count; i++) {
+                    in.putFloat((float) (random.nextGaussian() * Math.pow(10, random.nextInt(12) - 6)));
+                }
+                in.flip();
+                backend.upload(bufs[r].address(), in);
+            }
+            for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.AVG, ReduceOp.PROD}) {
+                for (int r = 0; r < n; r++) {
+                    comms[r].allReduce(bufs[r], bufs[r], count, DataType.FLOAT32, op, streams[r]);
+                }
+                byte[] first = null;
+                for (int r = 0; r < n; r++) {
+                    streams[r].synchronize();
+                    ByteBuffer out = ByteBuffer.allocateDirect(count * 4);
+                    backend.download(out, bufs[r].address());
+                    byte[] bytes = new byte[count * 4];
+                    out.get(bytes);
+                    if (first == null) {
+                        first = bytes;
+                    } else {
+                        assertArrayEquals(first, bytes, op + ": rank " + r + " differs from rank 0");
+                    }
+                }
+            }
+            for (int r = 0; r < n; r++) {
+                streams[r].close();
+                bufs[r].close();
+            }
+            closeAll(comms);
+        }
+    }
+}
