@@ -15,7 +15,6 @@ import io.flexlink.runtime.RankExchange;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -275,7 +274,7 @@ public final class HierarchicalCommunicator implements Communicator {
         freeWhenDrained(DRAIN_NANOS);
     }
 
-    /** Aborts the node's communicator and the rail, and tells the job (once). */
+    /** Aborts the rail and the node's communicator, and tells the job (once). */
     private void release(String why) {
         synchronized (this) {
             if (released) {
@@ -283,11 +282,13 @@ public final class HierarchicalCommunicator implements Communicator {
             }
             released = true;
         }
+        // the rail first: a stream blocked on it holds up the node communicator's streams, whose abort waits
+        // for them to be idle; then the job, so that every rank hears of it at once
+        h.rail.abort();
+        parent.fail(new FlexLinkException(Result.REMOTE_ERROR, who() + ": " + why));
         if (h.intra != null) {
             h.intra.abort();
         }
-        h.rail.abort();
-        parent.fail(new FlexLinkException(Result.REMOTE_ERROR, who() + ": " + why));
     }
 
     // ---- teardown ----
@@ -354,13 +355,9 @@ public final class HierarchicalCommunicator implements Communicator {
     public CommStats stats() {
         lock.lock();
         try {
+            // the paths are the node's (the rail is a stage of hierarchy(), not a path a call is split over)
             CommStats node = h.intra != null && !closed ? h.intra.stats() : null;
-            List<CommStats.PathTotals> paths = new ArrayList<>(node == null ? List.of() : node.paths());
-            CommStats.PathTotals railStage = freed ? null : timer.stageTotals(1);
-            if (railStage != null) {
-                paths.add(new CommStats.PathTotals("rail", railStage.calls(), railStage.bytes(), railStage.seconds(),
-                        railStage.timedCalls()));
-            }
+            List<CommStats.PathTotals> paths = node == null ? List.of() : node.paths();
             Result r = getAsyncError();
             FlexLinkException e = error;
             CommStats.Hierarchy hierarchy = new CommStats.Hierarchy(h.nodes, h.localSize, h.rail.describe(),

@@ -21,6 +21,8 @@ final class StageTimer implements AutoCloseable {
 
     private final RuntimeEvent[][] events = new RuntimeEvent[SETS][NAMES.length + 1];
     private final boolean[] pending = new boolean[SETS];
+    /** Per set, which stages did something on this rank (a stage that did nothing is not timed). */
+    private final boolean[][] ran = new boolean[SETS][NAMES.length];
     private final long[] calls = new long[NAMES.length];
     private final long[] bytes = new long[NAMES.length];
     private final double[] seconds = new double[NAMES.length];
@@ -66,6 +68,9 @@ final class StageTimer implements AutoCloseable {
             }
         }
         if (active >= 0) {
+            for (int i = 0; i < NAMES.length; i++) {
+                ran[active][i] = current[i] >= 0;
+            }
             pending[active] = true;
             next = (active + 1) % SETS;
         }
@@ -77,8 +82,10 @@ final class StageTimer implements AutoCloseable {
         while (pending[oldest] && events[oldest][NAMES.length].isComplete()) {
             RuntimeEvent[] set = events[oldest];
             for (int i = 0; i < NAMES.length; i++) {
-                seconds[i] += set[i + 1].elapsedMillis(set[i]) / 1e3;
-                timed[i]++;
+                if (ran[oldest][i]) {
+                    seconds[i] += set[i + 1].elapsedMillis(set[i]) / 1e3;
+                    timed[i]++;
+                }
             }
             pending[oldest] = false;
             oldest = (oldest + 1) % SETS;
@@ -93,12 +100,6 @@ final class StageTimer implements AutoCloseable {
             out.add(new CommStats.PathTotals(NAMES[i], calls[i], bytes[i], seconds[i], timed[i]));
         }
         return out;
-    }
-
-    /** Seconds and timed calls of stage {@code i} (the rail's time, for its path entry). */
-    CommStats.PathTotals stageTotals(int i) {
-        harvest();
-        return new CommStats.PathTotals(NAMES[i], calls[i], bytes[i], seconds[i], timed[i]);
     }
 
     @Override

@@ -105,7 +105,7 @@ class HierarchyThreadsTest {
             assertEquals("nodes 2 × ranks 2", layout.layout());
             assertEquals("TCP ring", layout.rail());
             long pcie = stats.paths().stream().filter(p -> p.path().equals("pcie")).mapToLong(p -> p.bytes()).sum();
-            long rail = stats.paths().stream().filter(p -> p.path().equals("rail")).mapToLong(p -> p.bytes()).sum();
+            long rail = layout.stages().stream().filter(p -> p.path().equals("inter")).mapToLong(p -> p.bytes()).sum();
             assertTrue(pcie > 0, "the node's PCIe path carried bytes: " + stats);
             assertTrue(rail > 0, "the rail carried bytes: " + stats);
             for (CommStats.PathTotals stage : layout.stages()) {
@@ -131,6 +131,85 @@ class HierarchyThreadsTest {
                 }
                 closeAll(comms);
             }
+        }
+    }
+
+    @Test
+    void nodesOfOneRankUseTheRailAlone() throws Exception {
+        try (HostBackend backend = new HostBackend(BASE)) {
+            Communicator[] comms = make(backend, 3, 1, false);
+            try (CollectiveHarness harness = new CollectiveHarness(backend, comms)) {
+                for (Collective c : Collective.values()) {
+                    CollectiveHarness.Outcome o = harness.run(c, DataType.INT32, ReduceOp.AVG, 3_001, 2, false, 9);
+                    assertEquals(0, o.wrong, c + ": " + o);
+                }
+            }
+            CommStats stats = comms[1].stats();
+            assertEquals(List.of(), stats.paths(), "no node communicator, so no node paths: " + stats);
+            assertEquals("nodes 3 × ranks 1", stats.hierarchy().layout());
+            CommStats.PathTotals inter = stats.hierarchy().stages().get(1);
+            assertEquals("inter", inter.path());
+            assertEquals(5, inter.calls(), "every collective went over the rail");
+            assertEquals(0, stats.hierarchy().stages().get(0).calls(), "and nothing inside a node");
+            closeAll(comms);
+        }
+    }
+
+    @Test
+    void nodesOfDifferentSizesFailAtCreationOnEveryRank() throws Exception {
+        try (HostBackend backend = new HostBackend(BASE)) {
+            UniqueId id = FlexLink.getUniqueId();
+            ExecutorService pool = Executors.newFixedThreadPool(3);
+            List<Future<Communicator>> fs = new ArrayList<>();
+            String[] nodes = {"a", "a", "b"};
+            for (int r = 0; r < 3; r++) {
+                int rank = r;
+                FlexLinkConfig c = BASE.with(FlexLinkConfig.NODE_ID, nodes[r]);
+                fs.add(pool.submit(() -> FlexLink.initRank(backend, c, 3, id, rank, rank)));
+            }
+            for (Future<Communicator> f : fs) {
+                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        java.util.concurrent.ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
+                io.flexlink.FlexLinkException fe = assertInstanceOf(io.flexlink.FlexLinkException.class, e.getCause());
+                assertEquals(io.flexlink.Result.INVALID_USAGE, fe.result());
+                assertTrue(fe.getMessage().contains("node 'a' has 2") && fe.getMessage().contains("node 'b' has 1"),
+                        fe.getMessage());
+            }
+            pool.shutdown();
+            assertEquals(0, backend.liveStreams(), "nothing left behind");
+        }
+    }
+
+    @Test
+    void badCallsAndGroupsAreRefusedBeforeAnythingIsEnqueued() throws Exception {
+        try (HostBackend backend = new HostBackend(BASE)) {
+            Communicator[] comms = make(backend, 2, 2, false);
+            RuntimeStream s = backend.createStream(comms[0].device(), "bad");
+            DeviceMemory m = backend.allocate(comms[0].device(), 4096);
+            io.flexlink.FlexLinkException root = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.flexlink.FlexLinkException.class,
+                    () -> comms[0].broadcast(m, m, 16, DataType.FLOAT32, 4, s));
+            assertEquals(io.flexlink.Result.INVALID_ARGUMENT, root.result());
+            assertTrue(root.getMessage().contains("root: 4"), root.getMessage());
+            io.flexlink.FlexLinkException size = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.flexlink.FlexLinkException.class,
+                    () -> comms[0].allGather(m, m, 512, DataType.FLOAT32, s));
+            assertTrue(size.getMessage().contains("recvbuff"), size.getMessage());
+            FlexLink.groupStart();
+            try {
+                io.flexlink.FlexLinkException group = org.junit.jupiter.api.Assertions.assertThrows(
+                        io.flexlink.FlexLinkException.class,
+                        () -> comms[0].allReduce(m, m, 16, DataType.FLOAT32, ReduceOp.SUM, s));
+                assertEquals(io.flexlink.Result.INVALID_USAGE, group.result());
+                assertTrue(group.getMessage().contains("cannot be grouped"), group.getMessage());
+            } finally {
+                FlexLink.groupEnd();
+            }
+            assertTrue(s.isIdle(), "nothing was enqueued");
+            assertEquals(io.flexlink.Result.SUCCESS, comms[0].getAsyncError(), "and the communicator is fine");
+            s.close();
+            m.close();
+            closeAll(comms);
         }
     }
 
