@@ -126,7 +126,7 @@ final class PerfRunner {
                 }
             }
             ws = new Workspace(backend, devices, bufferBytes, o.firstRank(), o.worldSize());
-            header(env, fm, baselineNote);
+            header(env, fm, baselineNote, flex[0]);
             Sweep sweep = new Sweep(o, out, err, gather, ws, flex, fm, base, new DataCheck(backend), tamper);
             int code = sweep.run(sizes, env);
             ok = true;
@@ -179,7 +179,7 @@ final class PerfRunner {
                 ? " (busbw is 0 on one rank; the algbw ratio is the baseline's time over FlexLink's)" : "");
     }
 
-    private void header(RunEnv env, ShareMeter fm, String baselineNote) {
+    private void header(RunEnv env, ShareMeter fm, String baselineNote, Communicator flex0) {
         out.printf(Locale.ROOT, "# flexlink-perf version %s (nccl-tests compatible) java %s%n",
                 RunEnv.flexlinkVersion(), System.getProperty("java.version"));
         out.println("# Collective test starting: " + env.program);
@@ -196,6 +196,7 @@ final class PerfRunner {
                         + "min split %d B%n",
                 String.join(",", c.paths()), fm.hasPrimary() ? "on" : "off", fm.auxPaths(),
                 c.raw(FlexLinkConfig.SHARE), c.chunkBytes(), c.slots(), c.minSplitBytes());
+        out.println(NodeReport.header(flex0));
         if (baselineNote != null) {
             out.println("# Baseline: " + baselineNote);
         }

@@ -83,6 +83,9 @@ final class Sweep {
         }
         progress.clear();
         balanceReport(flex[0]);
+        if (o.history) {
+            NodeReport.stages(out, flex[0]);
+        }
         Gate gate = o.gate == null ? null : Gate.parse(o.gate);
         boolean gatePassed = gate == null || gate.check(rows);
         if (gate != null) {
