@@ -69,6 +69,24 @@ class HierarchyProcessTest {
     }
 
     @Test
+    void nineProcessesOnThreeNodesAgreeBitForBit() throws Exception {
+        try (ProcessJob job = new ProcessJob(9, MAIN, List.of("check", "20001"), ProcessJob.hostEnv("90s"), nodes(3, 3),
+                "READY", logs)) {
+            for (int r = 0; r < 9; r++) {
+                assertEquals(0, job.awaitExit(r, 180), "rank " + r + " exit code" + job.describe());
+            }
+            for (String c : List.of("all_reduce", "all_gather")) {
+                String first = job.line(0, "DIGEST " + c + " ");
+                assertNotNull(first, job.describe());
+                for (int r = 1; r < 9; r++) {
+                    assertEquals(first.split(" ")[2], job.line(r, "DIGEST " + c + " ").split(" ")[2], c + " rank " + r);
+                }
+            }
+            assertEquals(List.of(), job.leftoverShm(SHM), "files of the run left in /dev/shm");
+        }
+    }
+
+    @Test
     void killingARankOfNodeBEndsEveryRankOfBothNodes() throws Exception {
         int victim = 3; // node b, local rank 1
         try (ProcessJob job = new ProcessJob(4, MAIN, List.of("loop", "60001"), ProcessJob.hostEnv("10s"), nodes(2, 2),
