@@ -154,6 +154,14 @@ public final class FlexLinkConfig {
                     + "Set it to emulate nodes on one machine (tests) or to group containers yourself.",
             s -> s);
 
+    /** Piece size of a multi-node AllReduce whose stages overlap. */
+    public static final Setting<Long> HIER_PIECE_BYTES = define("flexlink.hier.pieceBytes", "32M",
+            "Multi-node communicators: an AllReduce of at least twice this many bytes per rank runs in pieces of "
+                    + "about this size (at most 8), so that one piece's rail stage (across nodes) overlaps the "
+                    + "node-local stages of its neighbours; smaller calls run their stages one after the other. "
+                    + "`0` never overlaps. Every rank must use the same value.",
+            ByteSizes::parse);
+
     private final Map<Setting<?>, String> overrides;
     private final Function<String, String> env;
     private final Map<Setting<?>, Object> cache = new HashMap<>();

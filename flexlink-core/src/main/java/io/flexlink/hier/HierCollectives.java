@@ -17,7 +17,8 @@ import io.flexlink.runtime.Scratch;
  *
  * <ul>
  *   <li>AllReduce: intra ReduceScatter into shard {@code l} of recv → rail AllReduce of the shard → intra
- *   AllGather; the tail: intra Reduce to local 0 → rail 0 AllReduce → intra Broadcast.</li>
+ *   AllGather; the tail: intra Reduce to local 0 → rail 0 AllReduce → intra Broadcast. From
+ *   {@code flexlink.hier.pieceBytes} up, in pieces whose stages overlap ({@link PipelinedAllReduce}).</li>
  *   <li>ReduceScatter: intra ReduceScatter of the node's partial sums of blocks {@code (j', l)} into
  *   scratch → rail ReduceScatter into recv.</li>
  *   <li>AllGather: rail AllGather of each rank's block straight into its place in recv → intra AllGather
@@ -37,12 +38,14 @@ final class HierCollectives {
     private final Scratch scratch;
     private final Zeros zeros;
     private final StageTimer timer;
+    private final PipelinedAllReduce piped;
 
-    HierCollectives(HierRank h, Scratch scratch, Zeros zeros, StageTimer timer) {
+    HierCollectives(HierRank h, Scratch scratch, Zeros zeros, StageTimer timer, PipelinedAllReduce piped) {
         this.h = h;
         this.scratch = scratch;
         this.zeros = zeros;
         this.timer = timer;
+        this.piped = piped;
     }
 
     private static boolean intAvg(DataType t, ReduceOp op) {
@@ -77,6 +80,20 @@ final class HierCollectives {
         long m = s * h.localSize;
         long tail = count - m;
         long shard = recv + h.local * s * sz;
+        int pieces = PipelinedAllReduce.pieces(m * sz, h.pieceBytes);
+        if (pieces > 1) { // large: the pieces' node and rail stages overlap
+            piped.run(send, recv, s, pieces, t, o, avg, us, rs);
+            if (tail > 0) {
+                intra.reduce(send + m * sz, recv + m * sz, tail, t, o, 0, us);
+                if (h.local == 0) {
+                    h.rail.allReduce(recv + m * sz, recv + m * sz, tail, t, o, rs);
+                    divide(avg, recv + m * sz, tail, t, rs);
+                }
+                intra.broadcast(recv + m * sz, recv + m * sz, tail, t, 0, us);
+            }
+            timer.stage(rs, 2, count * sz);
+            return;
+        }
         if (s > 0) {
             intra.reduceScatter(send, shard, s, t, o, us);
         }

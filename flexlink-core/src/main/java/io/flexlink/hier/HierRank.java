@@ -21,8 +21,10 @@ final class HierRank {
     final Communicator intra;
     final RailComm rail;
     final long minSplitBytes;
+    /** An AllReduce of at least two pieces of this many bytes overlaps its stages; 0: never. */
+    final long pieceBytes;
 
-    HierRank(int rank, NodeLayout layout, Communicator intra, RailComm rail, long minSplitBytes) {
+    HierRank(int rank, NodeLayout layout, Communicator intra, RailComm rail, long minSplitBytes, long pieceBytes) {
         this.rank = rank;
         this.size = layout.ranks();
         this.node = layout.nodeOf(rank);
@@ -34,5 +36,6 @@ final class HierRank {
         this.intra = intra;
         this.rail = rail;
         this.minSplitBytes = minSplitBytes;
+        this.pieceBytes = pieceBytes;
     }
 }

@@ -46,6 +46,8 @@ public final class HierarchicalCommunicator implements Communicator {
     private final Scratch scratch;
     private final Zeros zeros;
     private final HierCollectives collectives;
+    /** Null on nodes of one rank (nothing to overlap with the rail). */
+    private final PipelinedAllReduce piped;
     /** Recorded after each call on its stream: a call on another stream waits for it (shared scratch); close drains it. */
     private final RuntimeEvent lastDone;
     private final ReentrantLock lock = new ReentrantLock();
@@ -66,7 +68,8 @@ public final class HierarchicalCommunicator implements Communicator {
         this.timer = new StageTimer(backend, device);
         this.scratch = new Scratch(backend, device);
         this.zeros = new Zeros(backend, device);
-        this.collectives = new HierCollectives(h, scratch, zeros, timer);
+        this.piped = h.intra == null ? null : new PipelinedAllReduce(backend, device, h, timer, zeros);
+        this.collectives = new HierCollectives(h, scratch, zeros, timer, piped);
         this.lastDone = backend.createEvent(device, false);
     }
 
@@ -343,6 +346,9 @@ public final class HierarchicalCommunicator implements Communicator {
             return;
         }
         freed = true;
+        if (piped != null) {
+            piped.close();
+        }
         scratch.close();
         zeros.close();
         timer.close();

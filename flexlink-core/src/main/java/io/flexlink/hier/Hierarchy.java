@@ -127,10 +127,21 @@ public final class Hierarchy {
                         }
                     });
             made.add(rail);
-            parent.allGather(new byte[0]); // every rank of every node is ready
+            // every rank of every node is ready, and splits its calls over the rails alike
+            String mine = "hier.pieceBytes=" + config.get(FlexLinkConfig.HIER_PIECE_BYTES) + " chunk="
+                    + config.chunkBytes();
+            byte[][] all = parent.allGather(mine.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            for (int r = 0; r < all.length; r++) {
+                String theirs = new String(all[r], java.nio.charset.StandardCharsets.UTF_8);
+                if (!theirs.equals(mine)) {
+                    throw new FlexLinkException(Result.INVALID_USAGE, "configuration: rank " + r + " has " + theirs
+                            + " but rank " + rank + " has " + mine + "; every rank must cut its calls alike");
+                }
+            }
             held.remove(railGroup.exchange());
             railGroup.exchange().close(); // the rail's own links watch its peers from now on
-            HierRank h = new HierRank(rank, layout, intra, rail, config.minSplitBytes());
+            HierRank h = new HierRank(rank, layout, intra, rail, config.minSplitBytes(),
+                    config.get(FlexLinkConfig.HIER_PIECE_BYTES));
             HierarchicalCommunicator comm = new HierarchicalCommunicator(backend, h, device, parent);
             built.set(comm);
             parent.onPeerLost(comm::peerLost);

@@ -43,6 +43,11 @@ class HierarchyThreadsTest {
 
     /** {@code nodes × perNode} ranks, node-major unless {@code roundRobin}; rank r on device r. */
     static Communicator[] make(HostBackend backend, int nodes, int perNode, boolean roundRobin) throws Exception {
+        return make(backend, BASE, nodes, perNode, roundRobin);
+    }
+
+    static Communicator[] make(HostBackend backend, FlexLinkConfig base, int nodes, int perNode, boolean roundRobin)
+            throws Exception {
         int n = nodes * perNode;
         UniqueId id = FlexLink.getUniqueId();
         ExecutorService pool = Executors.newFixedThreadPool(n);
@@ -51,7 +56,7 @@ class HierarchyThreadsTest {
             for (int r = 0; r < n; r++) {
                 int rank = r;
                 int node = roundRobin ? r % nodes : r / perNode;
-                FlexLinkConfig c = BASE.with(FlexLinkConfig.NODE_ID, "node-" + (char) ('a' + node));
+                FlexLinkConfig c = base.with(FlexLinkConfig.NODE_ID, "node-" + (char) ('a' + node));
                 fs.add(pool.submit(() -> FlexLink.initRank(backend, c, n, id, rank, rank % backend.deviceCount())));
             }
             Communicator[] comms = new Communicator[n];
@@ -131,6 +136,54 @@ class HierarchyThreadsTest {
                 }
                 closeAll(comms);
             }
+        }
+    }
+
+    @Test
+    void aLargeAllReduceOverlapsItsPiecesStagesAndStaysExact() throws Exception {
+        FlexLinkConfig small = BASE.with(FlexLinkConfig.HIER_PIECE_BYTES, "16K");
+        try (HostBackend backend = new HostBackend(small)) {
+            Communicator[] comms = make(backend, small, 2, 2, false);
+            try (CollectiveHarness harness = new CollectiveHarness(backend, comms)) {
+                long seed = 40;
+                for (long count : new long[] {40_001, 16_384, 9_000}) { // 8 pieces and a tail, 4 pieces, 2 pieces
+                    for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.AVG}) {
+                        for (DataType t : new DataType[] {DataType.FLOAT32, DataType.INT32}) {
+                            for (boolean inPlace : new boolean[] {false, true}) {
+                                CollectiveHarness.Outcome o = harness.run(Collective.ALL_REDUCE, t, op, count, 0,
+                                        inPlace, seed++);
+                                assertEquals(0, o.wrong, count + " " + t + " " + op + (inPlace ? " in place" : "")
+                                        + ": " + o);
+                            }
+                        }
+                    }
+                }
+            }
+            CommStats.Hierarchy layout = comms[2].stats().hierarchy();
+            assertTrue(layout.stages().get(1).timedCalls() > 0 && layout.stages().get(1).seconds() > 0,
+                    "the rails' busy span is timed: " + layout);
+            closeAll(comms);
+        }
+    }
+
+    @Test
+    void ranksThatCutAllReducesDifferentlyAreRefused() throws Exception {
+        try (HostBackend backend = new HostBackend(BASE)) {
+            UniqueId id = FlexLink.getUniqueId();
+            ExecutorService pool = Executors.newFixedThreadPool(4);
+            List<Future<Communicator>> fs = new ArrayList<>();
+            for (int r = 0; r < 4; r++) {
+                int rank = r;
+                FlexLinkConfig c = BASE.with(FlexLinkConfig.NODE_ID, r < 2 ? "a" : "b")
+                        .with(FlexLinkConfig.HIER_PIECE_BYTES, r == 3 ? "1M" : "32M");
+                fs.add(pool.submit(() -> FlexLink.initRank(backend, c, 4, id, rank, rank)));
+            }
+            for (Future<Communicator> f : fs) {
+                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        java.util.concurrent.ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
+                assertTrue(e.getCause().getMessage().contains("hier.pieceBytes"), e.getCause().getMessage());
+            }
+            pool.shutdown();
         }
     }
 
