@@ -35,7 +35,7 @@ final class PeerAdmission {
                     + "rendezvous port is taken by this one");
         } else {
             Object refusal = server.add(conn, s, from, h.nranks(), rank);
-            if (refusal instanceof RendezvousServer.Duplicate d) {
+            if (refusal instanceof Duplicate d) {
                 collide(server, conn, from, rank, "another process (" + from + ") claims rank " + rank
                         + ", which joined from " + d.from());
             } else if (refusal != null) {
@@ -52,6 +52,10 @@ final class PeerAdmission {
                 + "with the same job id (give each job its own MASTER_PORT or FLEXLINK_JOB_ID)");
         server.collided(rank, what + "; two jobs share the rendezvous at " + where + " with the same job id, and "
                 + "this communicator stops on every rank (give each job its own MASTER_PORT or FLEXLINK_JOB_ID)");
+    }
+
+    /** Where the rank that a newcomer claims joined from. */
+    record Duplicate(String from) {
     }
 
     static String worldSizes(int claimed, int n) {

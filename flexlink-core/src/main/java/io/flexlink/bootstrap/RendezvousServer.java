@@ -123,8 +123,10 @@ final class RendezvousServer implements RankExchange, Admission {
         return this;
     }
 
-    InetAddress advertised() {
-        return advertised != null ? advertised : InetAddress.getLoopbackAddress();
+    /** An address of this host the peers reach: the one they were given, unless loopback ({@link ServerPeer#reachedAt}). */
+    synchronized InetAddress advertised() {
+        InetAddress a = advertised != null ? advertised : InetAddress.getLoopbackAddress();
+        return a.isLoopbackAddress() ? ServerPeer.reachedAt(peers.values(), a) : a;
     }
 
     @Override
@@ -162,7 +164,7 @@ final class RendezvousServer implements RankExchange, Admission {
 
     /**
      * Adds a peer whose secret and token are right: returns null when it joined, else a refusal, or a
-     * {@link Duplicate} when its rank joined already (a collision).
+     * {@link PeerAdmission.Duplicate} when its rank joined already (a collision).
      */
     synchronized Object add(Wire.Conn conn, Socket s, String from, int claimed, int rank) throws IOException {
         if (closed || !listening) {
@@ -172,7 +174,7 @@ final class RendezvousServer implements RankExchange, Admission {
         } else if (rank < 1 || rank >= claimed) {
             return "rank " + rank + " is not a peer rank of " + claimed;
         } else if (peers.containsKey(rank)) {
-            return new Duplicate(peers.get(rank).from);
+            return new PeerAdmission.Duplicate(peers.get(rank).from);
         }
         ServerPeer peer = new ServerPeer(conn, rank, claimed, from);
         peers.put(rank, peer);
@@ -182,10 +184,6 @@ final class RendezvousServer implements RankExchange, Admission {
         stopListeningWhenFull();
         peer.startReading(this);
         return null;
-    }
-
-    /** Where the rank that a newcomer claims joined from. */
-    record Duplicate(String from) {
     }
 
     /**

@@ -96,6 +96,20 @@ final class ServerPeer {
         return sb == null ? null : sb.toString();
     }
 
+    /**
+     * The local address of the first peer connection that came in on another address than loopback (the
+     * peers' MASTER_ADDR resolved to loopback on rank 0's host only), else {@code fallback}.
+     */
+    static java.net.InetAddress reachedAt(Collection<ServerPeer> peers, java.net.InetAddress fallback) {
+        for (ServerPeer p : peers) {
+            java.net.InetAddress local = p.conn.socket.getLocalAddress();
+            if (!local.isLoopbackAddress() && !local.isAnyLocalAddress()) {
+                return local;
+            }
+        }
+        return fallback;
+    }
+
     /** The peer ranks of an {@code nranks}-rank round whose DATA has not come. */
     static List<Integer> missing(Map<Integer, ServerPeer> peers, int nranks) {
         List<Integer> out = new ArrayList<>();

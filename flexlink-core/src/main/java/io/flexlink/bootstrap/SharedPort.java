@@ -125,8 +125,8 @@ final class SharedPort implements Admission {
             Wire.Conn conn = new Wire.Conn(ch.socket());
             String who = from + " (pid " + h.pid() + ")";
             for (RendezvousServer s : sameJob) {
-                PeerAdmission.collide(s, conn, who, 0, "another process (" + who + ") claims rank 0 of this job: its rendezvous "
-                        + "port is taken by this one");
+                PeerAdmission.collide(s, conn, who, 0, "another process (" + who + ") claims rank 0 of this job: its "
+                        + "rendezvous port is taken by this one");
             }
             conn.close();
         } else if (target != null) {
