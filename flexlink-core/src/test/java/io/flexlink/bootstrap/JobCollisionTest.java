@@ -180,8 +180,11 @@ class JobCollisionTest {
         for (RankExchange e : new RankExchange[] {so, secondZero, o, z}) {
             e.close();
         }
-        // the last communicator gone, the port is free again
-        try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+        // the last communicator gone, the port is free again (for a listener that, like the rendezvous, takes a
+        // port whose old connections are in TIME_WAIT)
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
             assertEquals(port, s.getLocalPort());
         }
     }
