@@ -181,12 +181,16 @@ class JobCollisionTest {
             e.close();
         }
         // the last communicator gone, the port is free again (for a listener that, like the rendezvous, takes a
-        // port whose old connections are in TIME_WAIT)
-        try (ServerSocket s = new ServerSocket()) {
-            s.setReuseAddress(true);
-            s.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
-            assertEquals(port, s.getLocalPort());
-        }
+        // port whose old connections are in TIME_WAIT) once the accepting thread has left the closed socket
+        assertTrue(io.flexlink.testing.Bounded.await(() -> {
+            try (ServerSocket s = new ServerSocket()) {
+                s.setReuseAddress(true);
+                s.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
+                return true;
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        }, java.time.Duration.ofSeconds(10)), "the port is free");
     }
 
     @Test
