@@ -101,6 +101,9 @@ final class PerfRunner {
         try {
             flex = communicators(backend, config, devices);
             if (o.launch != null) {
+                devices = new int[] {flex[0].device()}; // a launcher without a local rank: the node's choice
+            }
+            if (o.launch != null) {
                 gather = new RankGather(backend, flex[0]);
             }
             RunEnv env = runEnv(backend, config, note, devices);
