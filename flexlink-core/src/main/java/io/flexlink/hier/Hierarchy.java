@@ -159,7 +159,11 @@ public final class Hierarchy {
             for (int i = made.size() - 1; i >= 0; i--) {
                 abortQuietly(made.get(i), e);
             }
-            throw e;
+            if (e instanceof FlexLinkException || e instanceof Error) {
+                throw e;
+            }
+            throw new FlexLinkException(Result.INTERNAL_ERROR, "multi-node communicator creation failed on rank " + rank
+                    + ": " + e, e);
         }
     }
 
