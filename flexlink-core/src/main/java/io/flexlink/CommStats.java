@@ -59,12 +59,63 @@ public final class CommStats {
         }
     }
 
+    /**
+     * The layout and stage times of a communicator that spans several nodes: FlexLink's paths inside each
+     * node, rails (the ranks of one local index, one per node) across them. Each stage is timed like a path.
+     */
+    public static final class Hierarchy {
+        private final int nodes;
+        private final int ranksPerNode;
+        private final String rail;
+        private final List<PathTotals> stages;
+
+        public Hierarchy(int nodes, int ranksPerNode, String rail, List<PathTotals> stages) {
+            this.nodes = nodes;
+            this.ranksPerNode = ranksPerNode;
+            this.rail = rail;
+            this.stages = Collections.unmodifiableList(stages);
+        }
+
+        public int nodes() {
+            return nodes;
+        }
+
+        public int ranksPerNode() {
+            return ranksPerNode;
+        }
+
+        /** The rails' transport: {@code NCCL 2.28.3}, or {@code TCP ring} on the host backend. */
+        public String rail() {
+            return rail;
+        }
+
+        /**
+         * The stages in call order: {@code intra.pre} (inside the node, before the rails: a ReduceScatter
+         * of AllReduce, ReduceScatter and Reduce, the root node's Broadcast), {@code inter} (the rail) and
+         * {@code intra.post} (inside the node, after the rails: an AllGather). Bytes are per rank.
+         */
+        public List<PathTotals> stages() {
+            return stages;
+        }
+
+        /** {@code nodes 2 × ranks 4}. */
+        public String layout() {
+            return "nodes " + nodes + " × ranks " + ranksPerNode;
+        }
+
+        @Override
+        public String toString() {
+            return layout() + " rail " + rail + " " + stages;
+        }
+    }
+
     private final List<PathTotals> paths;
     private final Map<String, Map<String, Double>> shares;
     private final List<String> history;
     private final Map<String, String> stages;
     private final Result asyncError;
     private final String errorDetail;
+    private final Hierarchy hierarchy;
 
     public CommStats(List<PathTotals> paths, Map<String, Map<String, Double>> shares, List<String> history,
                      Map<String, String> stages) {
@@ -73,12 +124,24 @@ public final class CommStats {
 
     public CommStats(List<PathTotals> paths, Map<String, Map<String, Double>> shares, List<String> history,
                      Map<String, String> stages, Result asyncError, String errorDetail) {
+        this(paths, shares, history, stages, asyncError, errorDetail, null);
+    }
+
+    /** A multi-node communicator's snapshot: the node-local part's, with the layout and the stage times. */
+    public CommStats(List<PathTotals> paths, Map<String, Map<String, Double>> shares, List<String> history,
+                     Map<String, String> stages, Result asyncError, String errorDetail, Hierarchy hierarchy) {
+        this.hierarchy = hierarchy;
         this.paths = Collections.unmodifiableList(paths);
         this.shares = Collections.unmodifiableMap(shares);
         this.history = Collections.unmodifiableList(history);
         this.stages = Collections.unmodifiableMap(stages);
         this.asyncError = asyncError;
         this.errorDetail = errorDetail;
+    }
+
+    /** The layout and stage times when the communicator spans several nodes, else null. */
+    public Hierarchy hierarchy() {
+        return hierarchy;
     }
 
     /** The communicator's asynchronous error when the snapshot was taken, as {@code getAsyncError()} gave it. */
@@ -116,6 +179,7 @@ public final class CommStats {
     @Override
     public String toString() {
         return "CommStats" + paths + " shares=" + shares
+                + (hierarchy == null ? "" : " " + hierarchy)
                 + (asyncError == Result.SUCCESS ? "" : " error=" + asyncError + (errorDetail == null ? "" : ": " + errorDetail));
     }
 }

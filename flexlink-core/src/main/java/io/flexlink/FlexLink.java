@@ -6,6 +6,7 @@ import io.flexlink.backend.Backends;
 import io.flexlink.comm.CommunicatorFactory;
 import io.flexlink.launch.Groups;
 import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.hier.Hierarchy;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RankExchange;
 import java.net.InetAddress;
@@ -58,7 +59,10 @@ public final class FlexLink {
         return Backends.open(concluded(config));
     }
 
-    /** One communicator per device in {@code devices}, all created by this thread, on the default backend. */
+    /**
+     * One communicator per device in {@code devices}, all created by this thread, on the default backend.
+     * Its ranks are one process's, so they are one node's: it is never hierarchical.
+     */
     public static Communicator[] initAll(int... devices) {
         return initAll(backend(), FlexLinkConfig.fromEnvironment(), devices);
     }
@@ -112,10 +116,12 @@ public final class FlexLink {
     }
 
     /**
-     * This process's rank of a job launched like torchrun ({@code RANK}, {@code WORLD_SIZE},
-     * {@code LOCAL_RANK}, {@code MASTER_ADDR}, {@code MASTER_PORT}), on the default backend and device
-     * {@code LOCAL_RANK}: rank 0 listens on MASTER_ADDR:MASTER_PORT, the others connect to it. Every
-     * process must make its communicators from the environment in the same order.
+     * This process's rank of a job started by a launcher — torchrun ({@code RANK}, {@code WORLD_SIZE},
+     * {@code LOCAL_RANK}), OpenMPI ({@code OMPI_COMM_WORLD_RANK}, ...), PMI ({@code PMI_RANK}, ...) or Slurm
+     * ({@code SLURM_PROCID}, ...), with {@code MASTER_ADDR} and {@code MASTER_PORT} — on the default backend
+     * and the device of its local rank: rank 0 listens on MASTER_ADDR:MASTER_PORT, the others connect to it.
+     * When the ranks span several nodes the communicator is hierarchical (FlexLink inside each node, rails
+     * across nodes). Every process must make its communicators from the environment in the same order.
      */
     public static Communicator initFromEnv() {
         return initFromEnv(backend(), FlexLinkConfig.fromEnvironment(), System.getenv());
@@ -133,9 +139,10 @@ public final class FlexLink {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "WORLD_SIZE: " + launch.worldSize + ", at most "
                     + MAX_RANKS + " ranks in one communicator");
         }
-        int device = launch.device(backend.deviceCount());
+        int devices = backend.deviceCount();
         RankExchange exchange = TcpRendezvous.fromEnv(launch, config);
-        return CommunicatorFactory.initRank(backend, config, exchange, launch.worldSize, launch.rank, device);
+        return Hierarchy.initRank(backend, concluded(config), exchange, launch.worldSize, launch.rank,
+                local -> launch.device(devices, local));
     }
 
     /** This thread's rank of an {@code nranks}-rank communicator identified by {@code id}, on the default backend. */
@@ -143,6 +150,10 @@ public final class FlexLink {
         return initRank(backend(), FlexLinkConfig.fromEnvironment(), nranks, id, rank, device);
     }
 
+    /**
+     * Like {@code ncclCommInitRank}. Ranks whose {@code flexlink.nodeId} (or host) differ make a
+     * hierarchical communicator, as {@link #initFromEnv()} does.
+     */
     public static Communicator initRank(Backend backend, FlexLinkConfig config, int nranks, UniqueId id, int rank,
                                         int device) {
         checkBackend(backend);
@@ -150,7 +161,7 @@ public final class FlexLink {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "nranks: " + nranks + ", at most " + MAX_RANKS
                     + " in one communicator");
         }
-        return CommunicatorFactory.initRank(backend, concluded(config), nranks, id, rank, device);
+        return Hierarchy.initRank(backend, concluded(config), nranks, id, rank, device);
     }
 
     private static void checkBackend(Backend backend) {

@@ -26,12 +26,13 @@ public final class FlexOptions {
     String minSplit;
 
     @Option(names = "--emulate", paramLabel = "LINKS",
-            description = "Host backend: emulated link speeds per path (primary, pcie, nvshmem) in GB/s, MB/s "
-                    + "or KB/s, with an optional latency per chunk in ns, us or ms, "
+            description = "Host backend: emulated link speeds per path (primary, pcie, nvshmem; rail between nodes) "
+                    + "in GB/s, MB/s or KB/s, with an optional latency per chunk in ns, us or ms, "
                     + "e.g. primary:400MB/s,pcie:100MB/s@50us.")
     String emulate;
 
-    @Option(names = "--history", description = "Print the balancer's decisions (the convergence trace) at the end.")
+    @Option(names = "--history", description = "Print the balancer's decisions (the convergence trace) at the end, "
+            + "and on several nodes each stage's time (intra-node, rails).")
     boolean history;
 
     @Option(names = "--seed", defaultValue = "42", description = "Seed of the checked data. Default: ${DEFAULT-VALUE}.")
@@ -62,8 +63,9 @@ public final class FlexOptions {
     boolean verbose;
 
     @Option(names = "--from-env", description = "Run as one rank of a multi-process job, one process per rank, "
-            + "from torchrun's RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (-t and -g must be 1): rank 0 "
-            + "prints the table, every process checks its own results and exits with its own code.")
+            + "from the launcher's variables (torchrun's RANK, WORLD_SIZE, LOCAL_RANK, or OpenMPI's, Slurm's, PMI's) "
+            + "and MASTER_ADDR, MASTER_PORT (-t and -g must be 1): rank 0 prints the table, every process checks its "
+            + "own results and exits with its own code; ranks on several nodes run hierarchically.")
     boolean fromEnv;
 
     /** The FlexLink configuration these options ask for (unset settings come from properties, environment, defaults). */

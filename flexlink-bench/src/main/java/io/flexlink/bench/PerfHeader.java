@@ -46,6 +46,7 @@ final class PerfHeader {
                         + "min split %d B%n",
                 String.join(",", c.paths()), p.meter.hasPrimary() ? "on" : "off", p.meter.auxPaths(),
                 c.raw(FlexLinkConfig.SHARE), c.chunkBytes(), c.slots(), c.minSplitBytes());
+        out.println(NodeReport.header(p.flex.communicators()[0]));
         if (o.flex.baseline) {
             out.println("# Baseline: " + baselineNote(o, p));
         }

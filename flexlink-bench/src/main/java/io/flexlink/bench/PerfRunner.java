@@ -98,6 +98,8 @@ final class PerfRunner {
         try {
             p.flex = new FlexCalls("FlexLink", communicators(backend, config, devices));
             if (o.launch != null) {
+                // a launcher without a local rank: the device the node layout chose
+                devices = new int[] {p.flex.communicators()[0].device()};
                 p.gather = new RankGather(backend, p.flex.communicators()[0]);
             }
             p.env = runEnv(backend, config, note, devices, p.gather);

@@ -78,6 +78,9 @@ final class Sweep {
         }
         p.progress.clear();
         new RunReport(o, out, err).balance(p.flex.communicators()[0]);
+        if (o.flex.history) {
+            NodeReport.stages(out, p.flex.communicators()[0]);
+        }
         Gate gate = o.flex.gate == null ? null : Gate.parse(o.flex.gate);
         boolean gatePassed = gate == null || gate.check(rows);
         if (gate != null) {

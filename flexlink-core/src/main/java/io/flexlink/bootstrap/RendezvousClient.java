@@ -93,6 +93,19 @@ final class RendezvousClient implements RankExchange {
                 Wire.Conn conn = new Wire.Conn(s);
                 conn.send(Wire.HELLO, 0, Wire.hello(token, secret, nranks, rank));
                 Wire.Frame reply = conn.read(Wire.MAX_TEXT);
+                if (reply.type == Wire.RETRY) {
+                    // rank 0's process serves this job but has not opened this communicator yet
+                    conn.close();
+                    if (deadline - System.nanoTime() <= 0) {
+                        throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
+                                + timeout.toMillis() + " ms: rank 0's process at " + where + " serves this job but "
+                                + "never opened this communicator (did the processes make different numbers of "
+                                + "communicators from the environment?)");
+                    }
+                    LockSupport.parkNanos(Math.min(backoff, Math.max(0, deadline - System.nanoTime())));
+                    backoff = Math.min(backoff * 2, TimeUnit.MILLISECONDS.toNanos(500));
+                    continue;
+                }
                 if (reply.type == Wire.REJECT) {
                     conn.close();
                     throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": the rendezvous at " + where
@@ -272,8 +285,36 @@ final class RendezvousClient implements RankExchange {
             return;
         }
         closing = true;
+        // a round of this rank still waiting (another thread) ends now rather than at its timeout
+        if (ended == null) {
+            ended = "rank " + rank + " left the rendezvous at " + where + " (its creation failed or it closed)";
+        }
         conn.trySend(type, round, why);
         conn.close();
+        inbox.offer(ENDED);
+    }
+
+    /** The address of this end of the connection to rank 0: one of this host's addresses that rank 0 reaches. */
+    java.net.InetAddress localAddress() {
+        return conn.socket.getLocalAddress();
+    }
+
+    /**
+     * Called by a process whose bind of the rendezvous port failed: asks whoever listens there whether it
+     * is rank 0 of this same job (then two jobs share the port, and both must fail). Returns the answer of
+     * a FlexLink rendezvous, or null when the port does not answer like one.
+     */
+    static String claimRankZero(InetSocketAddress server, byte[] token, byte[] secret, int nranks) {
+        try (Socket s = new Socket()) {
+            s.connect(server, 2000);
+            s.setSoTimeout(5000);
+            Wire.Conn c = new Wire.Conn(s);
+            c.send(Wire.HELLO, 0, Wire.hello(token, secret, nranks, 0));
+            Wire.Frame reply = c.read(Wire.MAX_TEXT);
+            return reply.type == Wire.REJECT || reply.type == Wire.RETRY ? reply.text() : null;
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     private static void closeQuietly(Socket s) {

@@ -24,8 +24,8 @@ import org.slf4j.LoggerFactory;
  * read by one selector thread, not by the accepting thread nor a thread per connection, so a silent,
  * slow or foreign client holds {@link Wire#HELLO_FRAME} bytes and one slot among
  * {@link #MAX_WAITING} until its deadline, and never keeps a real rank out: beyond that many, the
- * connection that has waited longest is dropped. A complete HELLO goes to
- * {@link RendezvousServer#admit}, which checks the secret.
+ * connection that has waited longest is dropped. A complete HELLO goes to {@link Admission#admit} (a
+ * rendezvous, or a port shared by a job's communicators), which checks the secret.
  */
 final class RendezvousDoor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RendezvousDoor.class);
@@ -35,7 +35,7 @@ final class RendezvousDoor implements AutoCloseable {
     static final int MAX_WAITING = 128;
 
     private final ServerSocketChannel listener;
-    private final RendezvousServer server;
+    private final Admission server;
     private final long helloNanos;
     private final Selector selector;
     private final ConcurrentLinkedQueue<SocketChannel> accepted = new ConcurrentLinkedQueue<>();
@@ -58,7 +58,7 @@ final class RendezvousDoor implements AutoCloseable {
         }
     }
 
-    RendezvousDoor(ServerSocketChannel listener, RendezvousServer server, Duration helloTimeout) throws IOException {
+    RendezvousDoor(ServerSocketChannel listener, Admission server, Duration helloTimeout) throws IOException {
         this.listener = listener;
         this.server = server;
         this.helloNanos = helloTimeout.toNanos();

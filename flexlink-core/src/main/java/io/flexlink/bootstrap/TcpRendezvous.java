@@ -6,6 +6,7 @@ import io.flexlink.UniqueId;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.RankExchange;
 import java.io.IOException;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -14,6 +15,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The rendezvous of ranks in different processes, over TCP: rank 0 serves it (at the address and port
@@ -25,6 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * fails says so ({@link RankExchange#fail}): the others' rounds fail at once with its error.
  */
 public final class TcpRendezvous {
+    private static final Logger LOG = LoggerFactory.getLogger(TcpRendezvous.class);
     /** Servers bound by {@link #listen} in this process and not yet joined by rank 0, by token. */
     private static final Map<String, RendezvousServer> SERVING = new ConcurrentHashMap<>();
     /**
@@ -54,11 +58,13 @@ public final class TcpRendezvous {
                     + " is not an address peers can connect to; give rank 0's address (bind to every interface "
                     + "with flexlink.bootstrap.bind=0.0.0.0)");
         }
-        ServerSocketChannel listener = bind(bindAddress(config, advertised), port);
+        InetAddress bindTo = bindAddress(config, advertised);
+        ServerSocketChannel listener = bind(bindTo, port);
         int bound = listener.socket().getLocalPort();
+        LOG.debug("INIT rendezvous: rank 0 listens on {} (bound to {})", where(advertised, bound), where(bindTo, bound));
         UniqueId id = UniqueId.withAddress(advertised.getAddress(), bound);
         RendezvousServer server = new RendezvousServer(listener, id.tokenBytes(), id.secret(),
-                where(advertised, bound), helloTimeout);
+                where(advertised, bound), helloTimeout).advertise(advertised);
         SERVING.put(id.token(), server);
         return id;
     }
@@ -105,9 +111,11 @@ public final class TcpRendezvous {
     }
 
     /**
-     * The exchange of this process in a job launched with torchrun's variables: rank 0 listens on
-     * MASTER_ADDR:MASTER_PORT (or {@code flexlink.bootstrap.bind}), the others connect, retrying until
-     * the timeout. Every process must make its communicators from the environment in the same order.
+     * The exchange of this process in a job launched from a launcher's environment ({@link LaunchEnv}):
+     * rank 0 listens on MASTER_ADDR:MASTER_PORT (or {@code flexlink.bootstrap.bind}) for as long as any
+     * of its communicators from the environment lives, the others connect, retrying until the timeout.
+     * Every process must make its communicators from the environment in the same order. A rank 0 that
+     * cannot bind because rank 0 of a job with the same id listens there makes both jobs fail.
      */
     public static RankExchange fromEnv(LaunchEnv env, FlexLinkConfig config) {
         int generation = FROM_ENV.computeIfAbsent(env.masterAddr + ":" + env.masterPort + "#" + env.rank,
@@ -125,13 +133,61 @@ public final class TcpRendezvous {
         UniqueId id = env.uniqueId(master.getAddress(), config.secret(), config.get(FlexLinkConfig.JOB_ID), generation);
         String where = where(master, env.masterPort);
         Duration timeout = config.initTimeout();
-        if (env.rank == 0) {
-            ServerSocketChannel listener = bind(bindAddress(config, master), env.masterPort);
-            return new RendezvousServer(listener, id.tokenBytes(), id.secret(), where, RendezvousServer.HELLO_TIMEOUT)
-                    .attach(env.worldSize, timeout);
+        if (env.rank != 0) {
+            return RendezvousClient.connect(new InetSocketAddress(master, env.masterPort), where, id.tokenBytes(),
+                    id.secret(), env.rank, env.worldSize, timeout);
         }
-        return RendezvousClient.connect(new InetSocketAddress(master, env.masterPort), where, id.tokenBytes(),
-                id.secret(), env.rank, env.worldSize, timeout);
+        InetAddress bind = rankZeroBind(config, env.masterAddr, master);
+        try {
+            return SharedPort.serve(bind, env.masterPort, id.tokenBytes(), id.secret(), where).advertise(master)
+                    .attach(env.worldSize, timeout);
+        } catch (BindException e) {
+            // taken: if by rank 0 of a job with this id, it learns of us and stops too (a collision)
+            String answer = RendezvousClient.claimRankZero(new InetSocketAddress(master, env.masterPort),
+                    id.tokenBytes(), id.secret(), env.worldSize);
+            throw new FlexLinkException(Result.SYSTEM_ERROR, "rank 0 cannot listen on " + where(bind, env.masterPort)
+                    + ": " + e.getMessage() + (answer != null ? "; the port is another FlexLink rendezvous, which "
+                    + "answered: " + answer : " (port taken by another job? an address of another host? set "
+                    + "flexlink.bootstrap.bind / FLEXLINK_BOOTSTRAP_BIND)"), e);
+        } catch (IOException e) {
+            throw new FlexLinkException(Result.SYSTEM_ERROR, "rank 0 cannot listen on " + where(bind, env.masterPort)
+                    + ": " + e, e);
+        }
+    }
+
+    /**
+     * Where rank 0 of an environment launch binds: {@code flexlink.bootstrap.bind} when set; every
+     * interface when MASTER_ADDR is a name that resolves to loopback here although it is not
+     * {@code localhost} (a hosts-file alias of this host's name: the other nodes resolve it to this host's
+     * address, which a loopback listener would not answer); else MASTER_ADDR itself.
+     */
+    static InetAddress rankZeroBind(FlexLinkConfig config, String masterAddr, InetAddress master) {
+        if (config.bootstrapBind() != null) {
+            return bindAddress(config, master);
+        }
+        boolean literal = masterAddr.matches("[0-9.]+") || masterAddr.contains(":");
+        if (master.isLoopbackAddress() && !literal && !masterAddr.equalsIgnoreCase("localhost")) {
+            InetAddress any = master instanceof java.net.Inet6Address ? new InetSocketAddress("::", 0).getAddress()
+                    : new InetSocketAddress("0.0.0.0", 0).getAddress();
+            LOG.info("INIT rendezvous: MASTER_ADDR={} resolves to {} here; rank 0 listens on every interface so that "
+                    + "other nodes reach it", masterAddr, master.getHostAddress());
+            return any;
+        }
+        return master;
+    }
+
+    /**
+     * An address of this host that the peers of {@code exchange} can reach: the local end of a rendezvous
+     * client's connection, rank 0's rendezvous address; loopback for an exchange within one process.
+     */
+    public static InetAddress localAddress(RankExchange exchange) {
+        if (exchange instanceof RendezvousClient c) {
+            return c.localAddress();
+        }
+        if (exchange instanceof RendezvousServer s) {
+            return s.advertised();
+        }
+        return InetAddress.getLoopbackAddress();
     }
 
     static void forget(RendezvousServer server) {

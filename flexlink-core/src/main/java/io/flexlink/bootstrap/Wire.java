@@ -13,12 +13,14 @@ import java.nio.charset.StandardCharsets;
  * HELLO (a frame of exactly {@link #HELLO_FRAME} bytes) and gets ACCEPT or REJECT; then each all-gather
  * round is one DATA from every client and one RESULT (every rank's bytes) or ERROR from rank 0; LOST
  * tells a client that another rank is gone; BYE ends a connection cleanly; ABORT ends it because the
- * sender's communicator creation failed, saying why.
+ * sender's communicator creation failed, saying why. RETRY answers a HELLO of this job for a
+ * communicator rank 0's process has not opened yet (its port serves the job's earlier ones): the client
+ * connects again later.
  */
 final class Wire {
     static final int MAGIC = 0x464C5852; // "FLXR"
-    /** 2: ABORT added. */
-    static final int VERSION = 2;
+    /** 2: ABORT added; 3: RETRY added, rank 0's HELLO (a second process claiming rank 0) is a collision. */
+    static final int VERSION = 3;
     static final int HELLO = 1;
     static final int ACCEPT = 2;
     static final int REJECT = 3;
@@ -28,6 +30,7 @@ final class Wire {
     static final int LOST = 7;
     static final int BYE = 8;
     static final int ABORT = 9;
+    static final int RETRY = 10;
     static final int HEADER_BYTES = 12;
     /** HELLO's payload: magic, version, token (8), secret (16), ranks, rank, pid. */
     static final int HELLO_PAYLOAD = 4 + 4 + 8 + 16 + 4 + 4 + 8;

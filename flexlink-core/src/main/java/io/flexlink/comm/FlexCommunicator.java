@@ -19,6 +19,7 @@ import io.flexlink.plan.CallPlan;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.validate.CollectiveApi;
 import io.flexlink.validate.Validator;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -102,12 +103,19 @@ public final class FlexCommunicator extends CollectiveApi {
     // ---- validate, then record into the group (a group of one outside a group) ----
 
     @Override
-    void checkNotClosed() {
+    public void allToAllv(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
+                          long[] recvDispls, DataType type, Stream stream) {
+        checkNotClosed();
+        AllToAllV.run(this, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, stream);
+    }
+
+    @Override
+    protected void checkNotClosed() {
         life.checkNotClosed();
     }
 
     @Override
-    void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
+    protected void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
              Stream userStream) {
         Groups group = Groups.current();
         lock.lock();

@@ -16,6 +16,9 @@ import java.util.regex.Pattern;
  */
 public final class EmulatedLinks {
     /** One path's emulated link: the rate a rank receives its bytes at, and a fixed latency per chunk. */
+    /** The inter-node link of a multi-node communicator's rails (not a path of flexlink.paths). */
+    public static final String RAIL = "rail";
+
     public record Link(double bytesPerSecond, long latencyNanos) {
     }
 
@@ -31,7 +34,7 @@ public final class EmulatedLinks {
 
     /**
      * Parses {@code primary:400MB/s,pcie:100MB/s@50us}; {@code off} or empty (or null) for none. Every path
-     * must be one of {@link FlexLinkConfig#PATH_NAMES} (once), every rate positive in GB/s, MB/s or KB/s,
+     * must be one of {@link FlexLinkConfig#PATH_NAMES} or {@link #RAIL} (once), every rate positive in GB/s, MB/s or KB/s,
      * every latency non-negative in ns, us or ms; anything else is INVALID_ARGUMENT naming the token.
      */
     public static Map<String, Link> parse(String spec) {
@@ -46,9 +49,9 @@ public final class EmulatedLinks {
                 throw bad(spec, "expected path:rate[@latency], got '" + part.trim() + "'");
             }
             String path = kv[0].trim().toLowerCase(Locale.ROOT);
-            if (!FlexLinkConfig.PATH_NAMES.contains(path)) {
+            if (!FlexLinkConfig.PATH_NAMES.contains(path) && !path.equals(RAIL)) {
                 throw bad(spec, "unknown path '" + kv[0].trim() + "' (known: "
-                        + String.join(", ", FlexLinkConfig.PATH_NAMES) + ")");
+                        + String.join(", ", FlexLinkConfig.PATH_NAMES) + ", " + RAIL + ")");
             }
             if (links.containsKey(path)) {
                 throw bad(spec, "path '" + path + "' is given twice");

@@ -99,7 +99,8 @@ public final class FlexLinkConfig {
     public static final Setting<String> EMULATE = define("flexlink.emulate", "off",
             "Host backend only: throttle each path's inbound transfers like a link, e.g. "
                     + "`primary:400MB/s,pcie:100MB/s@50us` (rate per rank in bus-bandwidth terms, optional latency "
-                    + "per chunk). Paths: `primary`, `pcie`, `nvshmem`, each at most once; rates in GB/s, MB/s or "
+                    + "per chunk). Paths: `primary`, `pcie`, `nvshmem`, and `rail` (the inter-node link of a "
+                    + "multi-node communicator, per rank and direction), each at most once; rates in GB/s, MB/s or "
                     + "KB/s, latencies in ns, us or ms. `off` runs at memory speed.",
             s -> {
                 EmulatedLinks.parse(s);
@@ -189,6 +190,26 @@ public final class FlexLinkConfig {
             "Gradient buckets: the cap of the first bucket (the last layers' gradients, ready first in backward), "
                     + "small so that communication starts early.",
             SettingParsers.bytesBetween(1, 1L << 40, ""));
+
+    // ---- several nodes ----
+
+    /** Which node this process runs on. */
+    public static final Setting<String> NODE_ID = define("flexlink.nodeId", "",
+            "The node this process runs on, as communicator creation compares it: ranks with the same id share "
+                    + "staging memory (they must share the shared-memory directory), ranks with different ids are "
+                    + "joined by rails (NCCL across nodes; TCP on the host backend) under a hierarchical "
+                    + "communicator. Empty: the host name, the kernel's boot id and the identity of "
+                    + "flexlink.shm.dir, which two machines or two containers with separate /dev/shm never share. "
+                    + "Set it to emulate nodes on one machine (tests) or to group containers yourself.",
+            s -> s);
+
+    /** Piece size of a multi-node AllReduce whose stages overlap. */
+    public static final Setting<Long> HIER_PIECE_BYTES = define("flexlink.hier.pieceBytes", "32M",
+            "Multi-node communicators: an AllReduce of at least twice this many bytes per rank runs in pieces of "
+                    + "about this size (at most 8), so that one piece's rail stage (across nodes) overlaps the "
+                    + "node-local stages of its neighbours; smaller calls run their stages one after the other. "
+                    + "`0` never overlaps. Every rank must use the same value.",
+            ByteSizes::parse);
 
     private final Map<Setting<?>, String> overrides;
     private final Function<String, String> env;

@@ -26,6 +26,11 @@ public final class NativeMemory {
         return UNSAFE.getLong(direct, BUFFER_ADDRESS);
     }
 
+    /** Copies {@code bytes} of native memory from {@code src} to {@code dst} (host memory, on this thread). */
+    public static void copy(long src, long dst, long bytes) {
+        UNSAFE.copyMemory(src, dst, bytes);
+    }
+
     private static long bufferAddressOffset() {
         try {
             return UNSAFE.objectFieldOffset(Buffer.class.getDeclaredField("address"));

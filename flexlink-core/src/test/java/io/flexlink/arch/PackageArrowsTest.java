@@ -43,8 +43,8 @@ class PackageArrowsTest {
     }
 
     @Test
-    void validationUsesOnlyTheApi() {
-        only("io.flexlink.validate");
+    void validationUsesTheApiAndAsksTheRuntimeAboutMemory() {
+        only("io.flexlink.validate", "io.flexlink.runtime");
     }
 
     @Test
@@ -95,6 +95,31 @@ class PackageArrowsTest {
     }
 
     @Test
+    void hierarchyComposesCommunicatorsOverTheEngineAndTheRendezvous() {
+        only("io.flexlink.hier", "io.flexlink.validate", "io.flexlink.comm", "io.flexlink.launch", "io.flexlink.bootstrap",
+                "io.flexlink.runtime", "io.flexlink.runtime.host", "io.flexlink.config");
+        // of the engine, only its public entry points: creating a communicator, and the thread's group
+        classes().that().resideInAPackage("io.flexlink.hier").should().onlyDependOnClassesThat(
+                com.tngtech.archunit.base.DescribedPredicate.describe("not the engine's inside",
+                        (com.tngtech.archunit.core.domain.JavaClass c) -> !c.getPackageName().equals("io.flexlink.comm")
+                                && !c.getPackageName().equals("io.flexlink.launch")
+                                || c.getSimpleName().equals("CommunicatorFactory") || c.getSimpleName().startsWith("Groups")))
+                .check(CORE);
+        // of the host backend, only the parser of the emulated links (the rail's rate)
+        noClasses().that().resideInAPackage("io.flexlink.hier").should().dependOnClassesThat(
+                com.tngtech.archunit.base.DescribedPredicate.describe("host backend classes but Emulation",
+                        (com.tngtech.archunit.core.domain.JavaClass c) -> c.getPackageName().equals("io.flexlink.runtime.host")
+                                && !c.getSimpleName().equals("Emulation")))
+                .check(CORE);
+    }
+
+    @Test
+    void onlyTheEntryPointUsesTheHierarchy() {
+        noClasses().that().resideOutsideOfPackages("io.flexlink.hier").and().doNotHaveSimpleName("FlexLink")
+                .should().dependOnClassesThat().resideInAPackage("io.flexlink.hier").check(CORE);
+    }
+
+    @Test
     void topologyUsesTheRuntime() {
         only("io.flexlink.topo", "io.flexlink.runtime");
     }
@@ -125,7 +150,7 @@ class PackageArrowsTest {
 
     @Test
     void nothingInsideDependsOnTheEngine() {
-        noClasses().that().resideOutsideOfPackages("io.flexlink", "io.flexlink.comm..")
+        noClasses().that().resideOutsideOfPackages("io.flexlink", "io.flexlink.comm..", "io.flexlink.hier")
                 .should().dependOnClassesThat().resideInAPackage("io.flexlink.comm..")
                 .check(CORE);
     }

@@ -13,6 +13,7 @@ import io.flexlink.UniqueId;
 import io.flexlink.config.FlexLinkConfig;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -48,10 +49,54 @@ class LaunchEnvTest {
     }
 
     @Test
-    void localRankDefaultsToRank() {
+    void withoutALocalRankTheNodeDecidesTheDevice() {
         LaunchEnv e = LaunchEnv.parse(env());
-        assertEquals(2, e.localRank);
-        assertEquals(4, e.localWorldSize);
+        assertEquals(-1, e.localRank, "the launcher said nothing");
+        assertEquals(-1, e.localWorldSize);
+        assertEquals(1, e.device(8, 1), "the rank's index on its node, learned at the rendezvous");
+        assertEquals(2, e.device(8), "a single node: the rank");
+    }
+
+    @Test
+    void severalNodesAreALocalWorldBelowTheWorld() {
+        LaunchEnv e = LaunchEnv.parse(env("LOCAL_WORLD_SIZE", "2", "LOCAL_RANK", "0"));
+        assertEquals(2, e.localWorldSize);
+        assertEquals(0, e.localRank);
+        assertEquals(0, e.device(8, 1), "LOCAL_RANK picks the device when given");
+        assertEquals("torchrun", e.launcher);
+    }
+
+    @Test
+    void readsOpenMpiSlurmAndPmi() {
+        Map<String, String> ompi = Map.of("OMPI_COMM_WORLD_RANK", "5", "OMPI_COMM_WORLD_SIZE", "8",
+                "OMPI_COMM_WORLD_LOCAL_RANK", "1", "OMPI_COMM_WORLD_LOCAL_SIZE", "4", "PMIX_NAMESPACE", "prterun-x-1",
+                "MASTER_ADDR", "10.0.0.1", "MASTER_PORT", "29500");
+        LaunchEnv o = LaunchEnv.parse(ompi);
+        assertEquals(List.of(5, 8, 1, 4), List.of(o.rank, o.worldSize, o.localRank, o.localWorldSize));
+        assertEquals("OpenMPI", o.launcher);
+        assertEquals("prterun-x-1", o.runId, "the launch's id keeps two launches apart");
+        Map<String, String> slurm = Map.of("SLURM_PROCID", "3", "SLURM_NTASKS", "4", "SLURM_LOCALID", "1",
+                "SLURM_JOB_ID", "991", "SLURM_STEP_ID", "0", "MASTER_ADDR", "node1", "MASTER_PORT", "29500");
+        LaunchEnv s = LaunchEnv.parse(slurm);
+        assertEquals(List.of(3, 4, 1, -1), List.of(s.rank, s.worldSize, s.localRank, s.localWorldSize));
+        assertEquals("Slurm", s.launcher);
+        assertEquals("991.0", s.runId);
+        Map<String, String> pmi = new HashMap<>(Map.of("PMI_RANK", "2", "PMI_SIZE", "6", "MASTER_ADDR", "h",
+                "MASTER_PORT", "29500"));
+        pmi.putAll(Map.of("SLURM_PROCID", "0", "SLURM_NTASKS", "2")); // an MPI launcher's helper inside an allocation
+        LaunchEnv p = LaunchEnv.parse(pmi);
+        assertEquals(List.of(2, 6, -1), List.of(p.rank, p.worldSize, p.localRank), "PMI's rank, not the helper's");
+        assertEquals("PMI", p.launcher);
+        Map<String, String> both = new HashMap<>(env("RANK", "1"));
+        both.putAll(Map.of("SLURM_PROCID", "0", "SLURM_NTASKS", "2"));
+        assertEquals(1, LaunchEnv.parse(both).rank, "torchrun under srun: torchrun's variables win");
+        FlexLinkException noSize = assertThrows(FlexLinkException.class, () -> LaunchEnv.parse(Map.of(
+                "SLURM_PROCID", "0", "MASTER_ADDR", "h", "MASTER_PORT", "1")));
+        assertTrue(noSize.getMessage().contains("SLURM_NTASKS") && noSize.getMessage().contains("Slurm"),
+                noSize.getMessage());
+        FlexLinkException none = assertThrows(FlexLinkException.class, () -> LaunchEnv.parse(Map.of()));
+        assertTrue(none.getMessage().contains("WORLD_SIZE") && none.getMessage().contains("OMPI_COMM_WORLD_RANK"),
+                none.getMessage());
     }
 
     @Test
@@ -64,10 +109,14 @@ class LaunchEnvTest {
             assertEquals(Result.INVALID_ARGUMENT, ex.result());
             assertTrue(ex.getMessage().contains(bad[0]), ex.getMessage());
         }
-        FlexLinkException multiNode = assertThrows(FlexLinkException.class,
-                () -> LaunchEnv.parse(env("LOCAL_WORLD_SIZE", "2", "LOCAL_RANK", "0")));
-        assertEquals(Result.INVALID_USAGE, multiNode.result());
-        assertTrue(multiNode.getMessage().contains("single-node"), multiNode.getMessage());
+        for (String[] bad : new String[][] {{"LOCAL_WORLD_SIZE", "5"}, {"LOCAL_WORLD_SIZE", "0"}}) {
+            FlexLinkException ex = assertThrows(FlexLinkException.class, () -> LaunchEnv.parse(env(bad)));
+            assertTrue(ex.getMessage().contains("LOCAL_WORLD_SIZE"), ex.getMessage());
+        }
+        FlexLinkException local = assertThrows(FlexLinkException.class,
+                () -> LaunchEnv.parse(env("LOCAL_WORLD_SIZE", "2", "LOCAL_RANK", "2")));
+        assertTrue(local.getMessage().contains("LOCAL_RANK") && local.getMessage().contains("LOCAL_WORLD_SIZE=2"),
+                local.getMessage());
     }
 
     @Test
@@ -86,7 +135,8 @@ class LaunchEnvTest {
         UniqueId runId = LaunchEnv.parse(env("TORCHELASTIC_RUN_ID", "job-b")).uniqueId(LOOPBACK, new byte[0], "", 0);
         assertEquals(otherJob, runId, "TORCHELASTIC_RUN_ID is the job id when flexlink.jobId is unset");
         UniqueId otherWorld = LaunchEnv.parse(env("WORLD_SIZE", "8")).uniqueId(LOOPBACK, new byte[0], "", 0);
-        assertNotEquals(a.token(), otherWorld.token());
+        assertEquals(a, otherWorld, "the world size is checked at the rendezvous, not hidden in the secret: a rank "
+                + "of another world size must hear that the sizes differ");
     }
 
     @Test

@@ -27,6 +27,9 @@ import java.util.List;
  *   per collective, exit 0, or 1 when an element is wrong;</li>
  *   <li>{@code loop COUNT}: one checked AllReduce, prints {@code READY}, then AllReduces until one fails
  *   (exit 3), or 120 s pass (exit 4: the failure of a peer went unnoticed);</li>
+ *   <li>{@code random COUNT}: one AllReduce (SUM) of COUNT float32 elements of seeded random values of
+ *   widely spread magnitudes, whose sums round; prints {@code DIGEST all_reduce_random <sha-256>}, so
+ *   that the processes can be compared bit for bit where no exact answer exists;</li>
  *   <li>{@code init}: creates the communicator and closes it.</li>
  * </ul>
  * Any failure prints {@code ERROR <result>: <message>} and exits 2 (3 in the loop).
@@ -63,6 +66,10 @@ public final class RankMain {
                     return 0;
                 case "loop":
                     return loop(one, count);
+                case "random":
+                    one.random(count, SEED + comm.rank());
+                    System.out.println("DIGEST all_reduce_random " + one.digest());
+                    return 0;
                 default:
                     long wrong = 0;
                     for (Collective c : List.of(Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER)) {
@@ -178,6 +185,21 @@ public final class RankMain {
                 }
             }
             return wrong;
+        }
+
+        /** An in-place AllReduce of random floats (rounding sums). */
+        void random(long count, long seed) {
+            ensure(count * 4, count * 4);
+            outBytes = count * 4;
+            java.util.Random rnd = new java.util.Random(seed);
+            ByteBuffer b = host(count * 4);
+            for (long i = 0; i < count; i++) {
+                b.putFloat((float) (rnd.nextGaussian() * Math.pow(10, rnd.nextInt(12) - 6)));
+            }
+            b.flip();
+            backend.upload(recv.address(), b);
+            comm.allReduce(recv.address(), recv.address(), count, DataType.FLOAT32, ReduceOp.SUM, stream);
+            stream.synchronize();
         }
 
         /** SHA-256 of the last output. */

@@ -29,11 +29,25 @@ public final class Emulation {
     }
 
     static final Emulation OFF = new Emulation(Collections.emptyMap());
+    /** The inter-node link of a multi-node communicator's rails (not a path of flexlink.paths). */
+    public static final String RAIL = EmulatedLinks.RAIL;
 
     private final Map<String, Link> links;
 
     private Emulation(Map<String, Link> links) {
         this.links = links;
+    }
+
+    /** Bytes per second of {@code link}'s emulated rate ({@link #RAIL} for the rails), or 0 when unthrottled. */
+    public double bytesPerSecond(String link) {
+        Link l = links.get(link);
+        return l == null ? 0 : l.bytesPerNano * 1e9;
+    }
+
+    /** The emulated latency per chunk of {@code link}, in nanoseconds (0 when unthrottled). */
+    public long latencyNanos(String link) {
+        Link l = links.get(link);
+        return l == null ? 0 : l.latencyNanos;
     }
 
     /** The link for transfers of {@code purpose} ({@code primary}, {@code pcie}), or null when unthrottled. */

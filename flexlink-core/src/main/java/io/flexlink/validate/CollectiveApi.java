@@ -1,4 +1,4 @@
-package io.flexlink.comm;
+package io.flexlink.validate;
 
 import io.flexlink.Buffer;
 import io.flexlink.Collective;
@@ -6,28 +6,28 @@ import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import io.flexlink.Stream;
-import io.flexlink.validate.Validator;
 
 /**
  * NCCL's collectives in both forms: the {@link Buffer} overloads check counts against buffer sizes and
- * devices, then every call goes to {@link #run} with addresses.
+ * devices, then every call goes to {@link #run} with addresses. Every communicator (one node's, several
+ * nodes') is written against it, so that the API's rules are checked in one place.
  */
-abstract class CollectiveApi implements Communicator {
-    final int rank;
-    final int size;
-    final int device;
+public abstract class CollectiveApi implements Communicator {
+    protected final int rank;
+    protected final int size;
+    protected final int device;
 
-    CollectiveApi(int rank, int size, int device) {
+    protected CollectiveApi(int rank, int size, int device) {
         this.rank = rank;
         this.size = size;
         this.device = device;
     }
 
     /** Fails a call on a closed communicator before its arguments are checked (NCCL's order of errors). */
-    abstract void checkNotClosed();
+    protected abstract void checkNotClosed();
 
     /** Validates and enqueues one call ({@code op} is ignored by collectives that do not reduce). */
-    abstract void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
+    protected abstract void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
                       Stream stream);
 
     @Override
@@ -163,12 +163,5 @@ abstract class CollectiveApi implements Communicator {
     @Override
     public void recv(long buff, long count, DataType type, int peer, Stream stream) {
         run(Collective.RECV, 0, buff, count, type, ReduceOp.SUM, peer, stream);
-    }
-
-    @Override
-    public void allToAllv(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
-                          long[] recvDispls, DataType type, Stream stream) {
-        checkNotClosed();
-        AllToAllV.run(this, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, stream);
     }
 }

@@ -1,0 +1,58 @@
+package io.flexlink.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two emulated nodes of two ranks as four JVMs, each running {@code flexlink-perf <collective> --from-env
+ * --backend host -c 1} with {@code FLEXLINK_NODE_ID=a|b}, RANK 0-3, WORLD_SIZE=4, LOCAL_RANK 0-1 and
+ * MASTER_ADDR=127.0.0.1: every collective is correct on every process. Each process compares every output
+ * element with the exact expected bits (exit code 0 only when none differs), so the four processes' results
+ * are bit-identical; rank 0's header shows the layout and --history the stage times.
+ */
+class PerfMultiNodeTest {
+    @TempDir
+    Path logs;
+
+    private static List<Map<String, String>> twoByTwo() {
+        List<Map<String, String>> per = new ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            per.add(Map.of("FLEXLINK_NODE_ID", r < 2 ? "a" : "b", "LOCAL_RANK", String.valueOf(r % 2),
+                    "LOCAL_WORLD_SIZE", "2"));
+        }
+        return per;
+    }
+
+    @Test
+    void everyCollectiveIsCorrectOnFourProcessesOfTwoNodes() throws Exception {
+        Map<String, String> env = Map.of("FLEXLINK_TUNING_CACHE", "off", "FLEXLINK_INIT_TIMEOUT", "60s");
+        for (String c : List.of("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")) {
+            List<String> args = List.of(c, "-b", "4K", "-e", "1M", "-f", "16", "-n", "2", "-w", "1", "-c", "1",
+                    "--from-env", "--backend", "host", "--share", "pcie=0.3", "--chunk", "64K", "--min-split", "0",
+                    "-r", "3", "-d", "float,int32", "--history");
+            try (PerfJob job = new PerfJob(args, env, twoByTwo(), logs.resolve(c).toFile().mkdirs() ? logs.resolve(c)
+                    : logs.resolve(c))) {
+                for (int r = 0; r < 4; r++) {
+                    assertEquals(PerfMain.EXIT_OK, job.awaitExit(r, 120), c + ": rank " + r + job.describe());
+                }
+                String table = job.stdout(0);
+                assertTrue(table.contains("# Out of bounds values : 0 OK"), c + ": " + table);
+                assertTrue(table.contains("# Nodes: nodes 2 × ranks 2, rails TCP ring"), c + ": " + table);
+                long rows = table.lines().filter(l -> l.matches("^\\s+\\d+\\s+\\d+\\s+(float|int32)\\s.*")).count();
+                assertEquals(6, rows, c + ": " + table);
+                assertTrue(table.contains("# Hierarchy stages (rank 0, nodes 2 × ranks 2)") && table.contains("inter"),
+                        c + ": " + table);
+                for (int r = 1; r < 4; r++) {
+                    assertEquals("", job.stdout(r), "only rank 0 prints the table");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,336 @@
+package io.flexlink.hier;
+
+import io.flexlink.Collective;
+import io.flexlink.CommStats;
+import io.flexlink.DataType;
+import io.flexlink.FlexLinkException;
+import io.flexlink.ReduceOp;
+import io.flexlink.Result;
+import io.flexlink.Stream;
+import io.flexlink.launch.Groups;
+import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.RankExchange;
+import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.Scratch;
+import io.flexlink.validate.CollectiveApi;
+import io.flexlink.validate.Validator;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A communicator whose ranks span several nodes: FlexLink's split paths inside each node (a communicator
+ * over the node's ranks), rails across nodes (the ranks of one local index, one per node: NCCL on CUDA,
+ * a TCP ring on the host backend), composed stage by stage on the caller's stream
+ * ({@link HierCollectives}). Paths never cross a node; every rank of every node holds the same bits.
+ *
+ * <p>Errors follow the single-node communicator's model: the first asynchronous error (of the node's
+ * communicator, of a rail, or a rank lost anywhere) sticks, later calls throw it, and finding it aborts
+ * everything and tells every rank — the node's ranks through their communicator, the other nodes through
+ * the rail connections and the job's rendezvous, which stays open for that. Calls inside
+ * {@code groupStart}/{@code groupEnd} are refused: a group would defer the node-local stages past the
+ * rail stage that reads their results.
+ */
+public final class HierarchicalCommunicator extends CollectiveApi {
+    private static final Logger LOG = LoggerFactory.getLogger(HierarchicalCommunicator.class);
+    private static final long DRAIN_NANOS = 10_000_000_000L;
+
+    private final Backend backend;
+    private final HierRank h;
+    private final RankExchange parent;
+    private final StageTimer timer;
+    private final Scratch scratch;
+    private final Zeros zeros;
+    private final HierCollectives collectives;
+    private final HierExchanges exchanges;
+    /** Null on nodes of one rank (nothing to overlap with the rail). */
+    private final PipelinedAllReduce piped;
+    /** Recorded after each call on its stream: a call on another stream waits for it (shared scratch); close drains it. */
+    private final RuntimeEvent lastDone;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Held while freeing (which may wait for the streams), apart from the monitor that {@link #fail} takes. */
+    private final Object freeLock = new Object();
+    private RuntimeStream lastStream;
+    private volatile boolean closed;
+    private volatile boolean aborted;
+    private volatile FlexLinkException error;
+    private boolean released;
+    private volatile boolean freed;
+
+    HierarchicalCommunicator(Backend backend, HierRank h, int device, RankExchange parent) {
+        super(h.rank, h.size, device);
+        this.backend = backend;
+        this.h = h;
+        this.parent = parent;
+        this.timer = new StageTimer(backend, device);
+        this.scratch = new Scratch(backend, device);
+        this.zeros = new Zeros(backend, device);
+        this.piped = h.intra == null ? null : new PipelinedAllReduce(backend, device, h, timer, zeros);
+        this.collectives = new HierCollectives(h, scratch, zeros, timer, piped);
+        this.exchanges = new HierExchanges(h, collectives, scratch);
+        this.lastDone = backend.createEvent(device, false);
+    }
+
+    private String who() {
+        return "rank " + h.rank + "/" + h.size + " (node " + h.node + " of " + h.nodes + ")";
+    }
+
+    // ---- the collectives ----
+
+    /**
+     * AlltoAllv is a group of sends and receives, and a multi-node communicator has no path between two
+     * ranks of different nodes and local indices (see {@link HierExchanges}).
+     */
+    @Override
+    public void allToAllv(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
+                          long[] recvDispls, DataType type, Stream stream) {
+        checkNotClosed();
+        throw new FlexLinkException(Result.INVALID_USAGE, who() + ": allToAllv is not available on a multi-node "
+                + "communicator (its point-to-point transfers would cross nodes); use allToAll with equal blocks");
+    }
+
+    @Override
+    protected void checkNotClosed() {
+        checkUsable();
+    }
+
+    private void checkUsable() {
+        if (closed) {
+            throw new FlexLinkException(Result.INVALID_USAGE, who() + ": the communicator is closed");
+        }
+        FlexLinkException e = error;
+        if (e != null) {
+            throw new FlexLinkException(e.result(), who() + ": " + e.getMessage(), e);
+        }
+        if (aborted) {
+            throw new FlexLinkException(Result.INVALID_USAGE, who() + ": the communicator was aborted");
+        }
+    }
+
+    /** Validates everything, then enqueues every stage; a stage that fails after another was enqueued aborts. */
+    @Override
+    protected void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
+                     Stream stream) {
+        lock.lock();
+        try {
+            checkUsable();
+            Validator.checkCall(c, send, recv, count, type, op, root, h.rank, h.size);
+            Validator.checkMemory(backend, c, send, recv, count, type, root, h.rank, h.size, device);
+            if (stream == null) {
+                throw Validator.invalid("stream: null");
+            }
+            RuntimeStream rs = backend.runtimeStream(stream);
+            if (rs.device() != device) {
+                throw Validator.invalid("stream: belongs to device " + rs.device() + ", the communicator's device is "
+                        + device);
+            }
+            if (Groups.active()) {
+                throw new FlexLinkException(Result.INVALID_USAGE, who() + ": a multi-node communicator's collectives "
+                        + "cannot be grouped (groupStart/groupEnd): call them outside a group");
+            }
+            if (count == 0) {
+                return;
+            }
+            if (c.pointToPoint()) {
+                exchanges.checkPeer(c, root);
+            }
+            enqueue(c, send, recv, count, type, op, root, stream, rs);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void enqueue(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
+                         Stream stream, RuntimeStream rs) {
+        if (lastStream != null && lastStream != rs) {
+            rs.waitEvent(lastDone);
+        }
+        try {
+            timer.begin(rs);
+            switch (c) {
+                case ALL_REDUCE -> collectives.allReduce(send, recv, count, type, op, stream, rs);
+                case ALL_GATHER -> collectives.allGather(send, recv, count, type, stream, rs);
+                case REDUCE_SCATTER -> collectives.reduceScatter(send, recv, count, type, op, stream, rs);
+                case BROADCAST -> collectives.broadcast(send, recv, count, type, root, stream, rs);
+                case REDUCE -> collectives.reduce(send, recv, count, type, op, root, stream, rs);
+                case ALL_TO_ALL -> exchanges.allToAll(send, recv, count, type, stream, rs);
+                case GATHER -> exchanges.gather(send, recv, count, type, root, stream, rs);
+                case SCATTER -> exchanges.scatter(send, recv, count, type, root, stream, rs);
+                case SEND -> exchanges.send(send, count, type, root, stream);
+                case RECV -> exchanges.recv(recv, count, type, root, stream);
+            }
+            timer.end();
+            rs.record(lastDone);
+            lastStream = rs;
+        } catch (RuntimeException | Error e) {
+            // part of the call is enqueued and the peers wait for the rest: end it everywhere
+            FlexLinkException f = e instanceof FlexLinkException fe ? fe
+                    : new FlexLinkException(Result.INTERNAL_ERROR, who() + ": " + c.displayName() + " failed: " + e, e);
+            fail(f);
+            throw f;
+        }
+    }
+
+    // ---- errors ----
+
+    @Override
+    public Result getAsyncError() {
+        FlexLinkException e = error;
+        if (e != null) {
+            return e.result();
+        }
+        if (aborted) {
+            return Result.REMOTE_ERROR;
+        }
+        if (h.intra != null) {
+            Result r = h.intra.getAsyncError();
+            if (r != Result.SUCCESS) {
+                e = new FlexLinkException(r, "node " + h.node + "'s communicator failed: " + r);
+            }
+        }
+        if (e == null) {
+            e = h.rail.asyncError();
+        }
+        if (e != null) {
+            fail(e);
+            return error.result();
+        }
+        return Result.SUCCESS;
+    }
+
+    /** A rank of the job is gone (the rendezvous saw its connection close): ends this communicator. */
+    void peerLost(int lost, String why) {
+        LOG.error("{}: rank {} is gone ({}); aborting the communicator", who(), lost, why);
+        fail(new FlexLinkException(Result.REMOTE_ERROR, "rank " + lost + " is gone: " + why));
+    }
+
+    /** A rail link broke (a node's process died, or it sent what nobody expected). */
+    void railFailed() {
+        FlexLinkException e = h.rail.asyncError();
+        fail(e != null ? e : new FlexLinkException(Result.REMOTE_ERROR, "the rail failed"));
+    }
+
+    /** The first error sticks; aborts everything, which tells every rank. */
+    void fail(FlexLinkException e) {
+        synchronized (this) {
+            if (error == null) {
+                error = e;
+            }
+        }
+        release(e.getMessage());
+    }
+
+    @Override
+    public void abort() {
+        aborted = true;
+        release("rank " + h.rank + " aborted the communicator");
+        freeWhenDrained(DRAIN_NANOS);
+    }
+
+    /** Aborts the rail and the node's communicator, and tells the job (once). */
+    private void release(String why) {
+        synchronized (this) {
+            if (released) {
+                return;
+            }
+            released = true;
+        }
+        // the rail first: a stream blocked on it holds up the node communicator's streams, whose abort waits
+        // for them to be idle; then the job, so that every rank hears of it at once
+        h.rail.abort();
+        parent.fail(new FlexLinkException(Result.REMOTE_ERROR, who() + ": " + why));
+        if (h.intra != null) {
+            h.intra.abort();
+        }
+    }
+
+    // ---- teardown ----
+
+    /** Waits for this communicator's own work (giving up when an error ends it), then frees everything. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        lock.lock();
+        try {
+            while (!released && lastStream != null && !lastDone.isComplete()) {
+                if (getAsyncError() != Result.SUCCESS) {
+                    break;
+                }
+                LockSupport.parkNanos(200_000);
+            }
+            if (h.intra != null) {
+                h.intra.close();
+            }
+            h.rail.close();
+            freeWhenDrained(DRAIN_NANOS);
+            if (!released) {
+                parent.close(); // a goodbye: no rank reports this one lost
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Frees the scratch once the last call left its stream (at most {@code nanos}); else leaves it, saying so. */
+    private void freeWhenDrained(long nanos) {
+        synchronized (freeLock) {
+            freeOnce(nanos);
+        }
+    }
+
+    private void freeOnce(long nanos) {
+        if (freed) {
+            return;
+        }
+        long deadline = System.nanoTime() + nanos;
+        while (lastStream != null && !lastDone.isComplete() && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(200_000);
+        }
+        if (lastStream != null && !lastDone.isComplete()) {
+            LOG.warn("INIT {}: a stream is still inside a call; its scratch stays allocated", who());
+            return;
+        }
+        freed = true;
+        if (piped != null) {
+            piped.close();
+        }
+        scratch.close();
+        zeros.close();
+        timer.close();
+        lastDone.close();
+    }
+
+    // ---- statistics ----
+
+    @Override
+    public CommStats stats() {
+        lock.lock();
+        try {
+            // the paths are the node's (the rail is a stage of hierarchy(), not a path a call is split over)
+            CommStats node = h.intra != null && !closed ? h.intra.stats() : null;
+            List<CommStats.PathTotals> paths = node == null ? List.of() : node.paths();
+            Result r = getAsyncError();
+            FlexLinkException e = error;
+            CommStats.Hierarchy hierarchy = new CommStats.Hierarchy(h.nodes, h.localSize, h.rail.describe(),
+                    freed ? List.of() : timer.totals());
+            return new CommStats(paths, node == null ? java.util.Map.of() : node.shares(),
+                    node == null ? List.of() : node.history(), node == null ? java.util.Map.of() : node.stages(),
+                    r, e == null ? (aborted ? "aborted" : null) : e.getMessage(), hierarchy);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "HierarchicalCommunicator[" + who() + ", " + h.layout.describe() + ", rail " + h.rail.describe() + "]";
+    }
+}
