@@ -286,7 +286,7 @@ public final class CommunicatorFactory {
         // an abort reaches a peer waiting at a decision point through the board's own abort word
         Runnable tellPeers = board == null ? null : () -> boardToClose.abort(rank);
         FlexCommunicator comm = new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
-                config.minSplitBytes(), resources, config.timeout(), tellPeers, enqueueThread(config, backend));
+                config.minSplitBytes(), resources, config.timeout(), tellPeers, config.enqueueThread());
         log.owned(0, comm, comm::abort); // it frees everything made so far; an abort also tells the peers
         if (board != null) {
             board.cancelWhen(comm::abortRequested); // an abort (or the watchdog) ends a wait for the peers
@@ -319,11 +319,6 @@ public final class CommunicatorFactory {
     }
 
     /** {@code flexlink.enqueueThread}: {@code auto} is on for the host backend only (see the setting's doc). */
-    private static boolean enqueueThread(FlexLinkConfig config, Backend backend) {
-        String v = config.enqueueThread();
-        return v.equals("on") || v.equals("auto") && backend.name().equals("host");
-    }
-
     private static boolean primaryOn(FlexLinkConfig config, PrimaryTransport transport, int[] devices) {
         if (!config.paths().contains("primary")) {
             return false;

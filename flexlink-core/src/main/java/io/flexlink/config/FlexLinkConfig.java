@@ -167,15 +167,14 @@ public final class FlexLinkConfig {
             SettingParsers.oneOf("auto", "off", "force"));
 
     /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
-    public static final Setting<String> ENQUEUE_THREAD = define("flexlink.enqueueThread", "auto",
+    public static final Setting<Boolean> ENQUEUE_THREAD = define("flexlink.enqueueThread", "off",
             "`on`: each communicator enqueues the auxiliary paths' part of a split call on a thread of its own, so "
                     + "that the calling thread (which may drive every GPU of the machine) enqueues only the primary "
-                    + "collective, a fork and a join; timed, captured and point-to-point calls stay on the calling "
-                    + "thread. `off`: everything on the calling thread. `auto` (default): on for the host backend, "
-                    + "off on CUDA, where the caller's stream then waits on a memory word that the GPU's scheduler "
-                    + "cannot see, which deadlocked with eight ranks' streams sharing one GPU's hardware queues "
-                    + "(docs/operations.md).",
-            SettingParsers.oneOf("auto", "on", "off"));
+                    + "collective, a fork and a join word; timed, captured and point-to-point calls stay on the "
+                    + "calling thread. `off` (default): everything on the calling thread. On CUDA the caller's stream "
+                    + "then waits on a memory word the GPU's scheduler cannot see, which deadlocked with eight ranks' "
+                    + "streams on one GPU (docs/operations.md).",
+            SettingParsers.onOff());
 
     // ---- data-parallel gradient buckets (io.flexlink.ddp) ----
 
@@ -352,7 +351,7 @@ public final class FlexLinkConfig {
     }
 
     /** The enqueue thread setting: {@code auto}, {@code on} or {@code off}. */
-    public String enqueueThread() {
+    public boolean enqueueThread() {
         return get(ENQUEUE_THREAD);
     }
 

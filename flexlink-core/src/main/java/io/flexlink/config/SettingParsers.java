@@ -40,6 +40,15 @@ final class SettingParsers {
         };
     }
 
+    /** {@code on} or {@code off} (also {@code true}/{@code false}), case-insensitive. */
+    static Function<String, Boolean> onOff() {
+        Function<String, String> word = oneOf("on", "off", "true", "false");
+        return v -> {
+            String w = word.apply(v);
+            return w.equals("on") || w.equals("true");
+        };
+    }
+
     /** An int in {@code [min, max]}. */
     static Function<String, Integer> intBetween(int min, int max) {
         return v -> {

@@ -87,6 +87,9 @@ public final class EnqueueWorker implements AutoCloseable {
         System.arraycopy(p.lengths, 0, copy.lengths, 0, p.lengths.length);
         joins.awaitOnCaller(p.call.stream, seq);
         submitted = seq + 1;
+        if (failure != null || stopping) {
+            joins.releaseAll(); // the thread is gone, or may have released before this call came
+        }
         LockSupport.unpark(thread);
     }
 
@@ -176,7 +179,12 @@ public final class EnqueueWorker implements AutoCloseable {
         joins.signalFromPath(last, seq);
     }
 
-    /** Releases the callers' streams waiting for work the thread will not enqueue (an abort). */
+    /**
+     * After {@link #stop}: releases every caller's stream waiting on a join (an abort): the calls the thread
+     * never enqueued, and those whose paths' streams failed or hang and will never signal. Their results
+     * are garbage, as after NCCL's abort; their memory stays safe (the host backend frees memory only
+     * after the streams ran what they had queued, CUDA's free synchronizes the device).
+     */
     void releaseAll() {
         joins.releaseAll();
     }

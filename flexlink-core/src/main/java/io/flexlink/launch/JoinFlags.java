@@ -67,7 +67,7 @@ final class JoinFlags implements AutoCloseable {
         return (seq % RING) * STRIDE;
     }
 
-    /** Releases every waiter (an abort: the data of unfinished calls is garbage). */
+    /** Releases every waiter (an abort: the data of unfinished calls is garbage); nothing once closed. */
     void releaseAll() {
         if (closed) {
             return; // a communicator's teardown runs after its abort: the words may be freed already

@@ -278,7 +278,7 @@ public final class Launcher implements AutoCloseable {
         }
     }
 
-    /** Stops the enqueue thread and releases the callers' streams waiting on it (an abort). */
+    /** Stops the enqueue thread and releases the callers' streams waiting on its joins (an abort). */
     public void stopAndRelease() {
         if (worker != null) {
             worker.stop();
