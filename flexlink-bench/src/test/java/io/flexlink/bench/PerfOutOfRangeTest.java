@@ -38,15 +38,24 @@ class PerfOutOfRangeTest {
         PerfMainTest.Outcome o = perf("all_reduce -b 1K -e 1K -n 1 -w 0 --backend host -g 2147483647");
         assertEquals(2, o.code, o::toString);
         oneLine(o);
-        assertTrue(o.err.contains("-g: at most 4096 ranks"), o::toString);
+        assertTrue(o.err.contains("-t x -g: at most 1024 ranks in one process"), o::toString);
     }
 
     @Test
-    void aSizeNoMachineHoldsIsOutOfMemory() {
+    void aSizeBeyondAnyBufferIsAUsageErrorNamingTheOption() {
         PerfMainTest.Outcome o = perf("all_reduce -b 9223372036854775807 -e 9223372036854775807 -g 2 -n 1 -w 0"
                 + " --backend host --chunk 4K --slots 2");
+        assertEquals(2, o.code, o::toString);
+        oneLine(o);
+        assertTrue(o.err.contains("'--minbytes': '9223372036854775807' is too large a size"), o::toString);
+    }
+
+    /** A size the options accept but no machine holds: the host backend's memory budget refuses it. */
+    @Test
+    void aSizeNoMachineHoldsIsOutOfMemory() {
+        PerfMainTest.Outcome o = perf("all_gather -b 1024G -e 1024G -g 2 -n 1 -w 0 --backend host --chunk 4K --slots 2");
         assertEquals(1, o.code, o::toString);
         oneLine(o);
-        assertTrue(o.err.contains("SYSTEM_ERROR: host backend: out of memory"), o::toString);
+        assertTrue(o.err.contains("SYSTEM_ERROR") && o.err.contains("out of memory"), o::toString);
     }
 }

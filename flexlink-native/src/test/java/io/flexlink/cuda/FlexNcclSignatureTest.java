@@ -25,7 +25,8 @@ class FlexNcclSignatureTest {
     static final List<String> MIRRORED = List.of("ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRank",
             "ncclCommInitAll", "ncclCommDestroy", "ncclCommAbort", "ncclCommGetAsyncError", "ncclCommCount",
             "ncclCommCuDevice", "ncclCommUserRank", "ncclGetErrorString", "ncclAllReduce", "ncclAllGather",
-            "ncclReduceScatter", "ncclBroadcast", "ncclReduce", "ncclSend", "ncclRecv", "ncclGroupStart",
+            "ncclReduceScatter", "ncclBroadcast", "ncclReduce", "ncclAlltoAll", "ncclGather", "ncclScatter",
+            "ncclSend", "ncclRecv", "ncclGroupStart",
             "ncclGroupEnd");
 
     static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
