@@ -221,9 +221,19 @@ public final class NcclProgram {
             cuda(cudaStreamSynchronize(streams[r]), "sync");
             expect(want, hostFloats(recv[r], n), "allReduce rank " + r);
         }
-        if (ranks > 1 && devices[0] == devices[1]) {
-            int rc = ncclSend(send[0], n, ncclFloat, 1, new ncclComm(comms.get(0)), streams[0]);
-            check(rc == ncclInvalidUsage, "ncclSend on shared devices: " + rc);
+        if (ranks > 1) {
+            // rank 0 sends its input to rank 1 (on a shared device the PCIe path carries it): a poisoned buffer
+            float[] sent = hostFloats(send[0], n);
+            cuda(cudaSetDevice(devices[1]), "cudaSetDevice");
+            Pointer into = deviceFloats(poison(n));
+            nccl(ncclGroupStart(), "ncclGroupStart");
+            nccl(ncclSend(send[0], n, ncclFloat, 1, new ncclComm(comms.get(0)), streams[0]), "ncclSend");
+            nccl(ncclRecv(into, n, ncclFloat, 0, new ncclComm(comms.get(1)), streams[1]), "ncclRecv");
+            nccl(ncclGroupEnd(), "ncclGroupEnd");
+            cuda(cudaStreamSynchronize(streams[0]), "sync");
+            cuda(cudaStreamSynchronize(streams[1]), "sync");
+            expect(sent, hostFloats(into, n), "ncclRecv rank 1");
+            cuda(cudaFree(into), "cudaFree");
         }
         for (int r = 0; r < ranks; r++) {
             nccl(ncclCommDestroy(new ncclComm(comms.get(r))), "ncclCommDestroy");
