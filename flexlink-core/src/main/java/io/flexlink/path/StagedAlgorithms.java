@@ -22,14 +22,17 @@ import io.flexlink.sync.Rows;
  *       a chunk in one item; the owner reduces the contributions, its own first, then in ascending rank
  *       order, in one operation ({@code reduceRows}): it is the only rank that computes those elements.</li>
  *   <li>AllReduce: ReduceScatter, then each owner sends its reduced chunk to all (every rank holds
- *       bit-identical results); Reduce: the same, to the root only.</li>
+ *       bit-identical results); Reduce: the same, to the root only. The send lane runs one chunk ahead:
+ *       chunk {@code c + 1}'s contributions go out before chunk {@code c}'s result, so that the link is never
+ *       idle while chunk {@code c} is received and reduced (sending the result right after its own
+ *       contributions left the device-to-host link idle for a whole chunk's round trip, every chunk).</li>
  * </ul>
  *
- * Items are numbered in the order each producer's send lane issues them (a reduction's chunk {@code c}:
- * its contributions are item {@code 2c}, its reduced result item {@code 2c + 1}) and every consumer's
- * receive lane takes them in the same order; an item only ever waits for items of lower numbers, on this
- * rank or a peer, so nothing deadlocks whatever the number of slots. One instance per path, reused call
- * after call without allocating; used under the communicator's lock.
+ * Items are numbered in the order each producer's send lane issues them (see {@link #contributionItem}
+ * and {@link #resultItem}) and every consumer's receive lane takes them in the same order; an item only
+ * ever waits for items of lower numbers, on this rank or a peer, so nothing deadlocks whatever the number
+ * of slots. One instance per path, reused call after call without allocating; used under the
+ * communicator's lock.
  */
 final class StagedAlgorithms implements AutoCloseable {
     private final int rank;
@@ -37,8 +40,12 @@ final class StagedAlgorithms implements AutoCloseable {
     private final Channel channel;
     private final Lane send;
     private final Lane recv;
-    /** Recorded on the receive lane once a chunk is reduced; the send lane waits on it before distributing. */
-    private final RuntimeEvent reduced;
+    /**
+     * Recorded on the receive lane once chunk {@code c} is reduced ({@code reduced[c & 1]}); the send lane
+     * waits on it before distributing that chunk. Two, because the send lane runs one chunk behind the
+     * receive lane's records: a wait refers to an event's latest record when it is enqueued.
+     */
+    private final RuntimeEvent[] reduced = new RuntimeEvent[2];
     /** Recorded on the send lane once a non-root Reduce has sent its reduced segment out of {@link #partial}. */
     private final RuntimeEvent partialRead;
     /** A non-root rank's reduced segment of a Reduce, before it goes to the root. */
@@ -49,6 +56,7 @@ final class StagedAlgorithms implements AutoCloseable {
     private final Rows rows = new Rows();
     private final Rows dst = new Rows();
     private final Exchanges exchanges;
+    private final Results results = new Results();
 
     StagedAlgorithms(Backend backend, int device, int rank, int ranks, Channel channel, Lane send, Lane recv) {
         this.rank = rank;
@@ -56,7 +64,8 @@ final class StagedAlgorithms implements AutoCloseable {
         this.channel = channel;
         this.send = send;
         this.recv = recv;
-        this.reduced = backend.createEvent(device, false);
+        this.reduced[0] = backend.createEvent(device, false);
+        this.reduced[1] = backend.createEvent(device, false);
         this.partialRead = backend.createEvent(device, false);
         this.partial = new Scratch(backend, device);
         this.loopback = ranks == 1 && channel.loopback();
@@ -190,10 +199,13 @@ final class StagedAlgorithms implements AutoCloseable {
         boolean receiving = distribute && (!toRoot || rank == call.root);
         long distConsumers = toRoot ? 1L << call.root : others;
         ChunkPlan chunks = chunks(segLen, channel.pieceBytes(), type);
-        for (int c = 0; c < chunks.count(); c++) {
+        int count = chunks.count();
+        Results distribution = results.set(call, chunks, out, offset, segLen, myLen, length, distConsumers, others,
+                sending, receiving);
+        for (int c = 0; c < count; c++) {
             long cs = chunks.start(c);
             long cl = chunks.length(c);
-            int contributions = distribute ? 2 * c : c;
+            int contributions = distribute ? contributionItem(c) : c;
             // my part of every other owner's chunk c, in one item
             if (others != 0) {
                 long limit = inputLimit == Long.MAX_VALUE ? Long.MAX_VALUE : inputLimit - cs * sz;
@@ -208,19 +220,85 @@ final class StagedAlgorithms implements AutoCloseable {
                 recv.reduceRows(out + cs * sz, in + cs * sz, parts, channel.rowPitch(mine * sz), n - 1, mine, type,
                         call.op, n);
             }
-            if (sending) {
-                recv.record(reduced);
-                send.waitEvent(reduced);
-                channel.send(send, contributions + 1, rows.set(out + cs * sz, 0, mine * sz), distConsumers);
+            if (distribute) {
+                if (sending) {
+                    recv.record(reduced[c & 1]);
+                }
+                if (c > 0) {
+                    distribution.send(c - 1);
+                }
             }
-            if (receiving) {
-                channel.receive(recv, contributions + 1, others, false,
-                        dst.set(call.recv + (offset + cs) * sz, segLen * sz, cl * sz, (length - cs) * sz));
-            }
+        }
+        if (distribute && count > 0) {
+            distribution.send(count - 1);
         }
         if (usesPartial && sending && !capturing(call)) {
             send.record(partialRead);
             partialInUse = true;
+        }
+    }
+
+    /** Item number of chunk {@code c}'s contributions when results are distributed: 0, 1, 3, 5, ... */
+    static int contributionItem(int c) {
+        return c == 0 ? 0 : 2 * c - 1;
+    }
+
+    /**
+     * Item number of chunk {@code c}'s reduced result, of {@code count} chunks: it follows chunk
+     * {@code c + 1}'s contributions (2, 4, 6, ...), the last one follows the last contributions.
+     */
+    static int resultItem(int c, int count) {
+        return c == count - 1 ? 2 * count - 1 : 2 * c + 2;
+    }
+
+    /**
+     * The distribution of a reduction's results, one chunk at a time behind its reduction: set once per
+     * call (reused, nothing allocated), then {@link #send(int)} for every chunk in ascending order.
+     */
+    private final class Results {
+        private CollectiveCall call;
+        private ChunkPlan chunks;
+        private long out;
+        private long offset;
+        private long segLen;
+        private long myLen;
+        private long length;
+        private long consumers;
+        private long producers;
+        private boolean sending;
+        private boolean receiving;
+
+        Results set(CollectiveCall call, ChunkPlan chunks, long out, long offset, long segLen, long myLen, long length,
+                    long consumers, long producers, boolean sending, boolean receiving) {
+            this.call = call;
+            this.chunks = chunks;
+            this.out = out;
+            this.offset = offset;
+            this.segLen = segLen;
+            this.myLen = myLen;
+            this.length = length;
+            this.consumers = consumers;
+            this.producers = producers;
+            this.sending = sending;
+            this.receiving = receiving;
+            return this;
+        }
+
+        /** Chunk {@code c}'s reduced result from its owner to the consumers (all, or the root of a Reduce). */
+        void send(int c) {
+            int sz = call.type.size();
+            long cs = chunks.start(c);
+            long cl = chunks.length(c);
+            int item = resultItem(c, chunks.count());
+            if (sending) {
+                send.waitEvent(reduced[c & 1]);
+                long mine = Math.max(0, Math.min(cl, myLen - cs));
+                channel.send(send, item, rows.set(out + cs * sz, 0, mine * sz), consumers);
+            }
+            if (receiving) {
+                channel.receive(recv, item, producers, false,
+                        dst.set(call.recv + (offset + cs) * sz, segLen * sz, cl * sz, (length - cs) * sz));
+            }
         }
     }
 
@@ -307,7 +385,8 @@ final class StagedAlgorithms implements AutoCloseable {
 
     @Override
     public void close() {
-        reduced.close();
+        reduced[0].close();
+        reduced[1].close();
         partialRead.close();
         partial.close();
     }

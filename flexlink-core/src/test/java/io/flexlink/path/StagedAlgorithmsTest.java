@@ -17,6 +17,7 @@ import io.flexlink.sync.Lane;
 import io.flexlink.sync.Rows;
 import java.util.ArrayList;
 import java.util.List;
+import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -137,6 +138,10 @@ class StagedAlgorithmsTest {
                 for (int i = 1; i < ch.sent.size(); i++) {
                     assertTrue(ch.sent.get(i).item() >= ch.sent.get(i - 1).item(), "items numbered in send order");
                 }
+                for (int i = 1; i < ch.received.size(); i++) {
+                    assertTrue(ch.received.get(i).item() >= ch.received.get(i - 1).item(),
+                            "items received in ascending order");
+                }
                 sent.addAll(ch.sent);
                 received.addAll(ch.received);
             }
@@ -164,6 +169,29 @@ class StagedAlgorithmsTest {
             }
             assertEquals(expectedElementsSent(c, ranks, length, root, Math.max(1, 256 / sz)), elements,
                     c + " over " + ranks + " ranks");
+        }
+    }
+
+    @Example
+    void anAllReducesResultsTrailItsContributionsByOneChunk() {
+        // 2 ranks, 4 MiB of floats, 64 KiB items: each owner's 2 MiB segment is many chunks; its send lane must
+        // carry chunk c + 1's contributions (read from the send buffer) before chunk c's result (from recv)
+        long length = 1L << 20;
+        try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
+            Recording ch = new Recording(0, 64 << 10, 32 << 10);
+            try (StagedAlgorithms a = new StagedAlgorithms(backend, 0, 0, 2, ch, new Lane(NOOP), new Lane(NOOP))) {
+                a.run(new CollectiveCall().set(Collective.ALL_REDUCE, SEND, RECV, length, DataType.FLOAT32,
+                        ReduceOp.SUM, 0, NOOP), 0, length);
+            }
+            StringBuilder kinds = new StringBuilder();
+            for (int i = 0; i < ch.sent.size(); i++) {
+                Transfer t = ch.sent.get(i);
+                assertEquals(i, t.item(), "consecutive items");
+                kinds.append(t.address() >= RECV ? 'R' : 'C');
+            }
+            assertTrue(ch.sent.size() >= 6, "several chunks: " + ch.sent.size());
+            String expected = "C" + "CR".repeat(ch.sent.size() / 2 - 1) + "R";
+            assertEquals(expected, kinds.toString(), "contributions (C) and results (R) on the send lane");
         }
     }
 
