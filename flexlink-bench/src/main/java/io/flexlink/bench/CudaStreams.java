@@ -40,6 +40,17 @@ final class CudaStreams implements Workspace.StreamSource {
         return handles[rank];
     }
 
+    /**
+     * Starts capturing local rank {@code rank}'s stream into a graph in CUDA's thread-local mode, as
+     * nccl-tests captures its timed iterations: unlike the global mode of {@code RuntimeStream.beginCapture},
+     * another thread's capture (-t above 1) or work (FlexLink's watchdog, NCCL's threads) is not restricted
+     * by it. The capture ends with the FlexLink stream's {@code endCapture}, which works in every mode.
+     */
+    void beginCapture(int rank) {
+        check(cudart.cudaStreamBeginCapture(handles[rank], cudart.cudaStreamCaptureModeThreadLocal),
+                "cudaStreamBeginCapture(thread-local) of rank " + rank + "'s stream");
+    }
+
     /** Destroys the streams (their FlexLink wrappers are closed first, by the workspace). */
     @Override
     public void close() {

@@ -1,11 +1,9 @@
 package io.flexlink.bench;
 
-import io.flexlink.Collective;
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import io.flexlink.runtime.Backend;
 import io.flexlink.verify.DataPattern;
-import io.flexlink.verify.Expected;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -15,9 +13,13 @@ import java.util.stream.IntStream;
 /**
  * The -c check: inputs from {@link DataPattern} (a pure function of seed, rank and index), outputs
  * poisoned with the complement of the expected value so that an element nobody wrote cannot pass, one
- * call, then every output element compared with {@link Expected}. The expected values are computed once
- * per check into a host reference (rank-independent for all but ReduceScatter, whose ranks own disjoint
- * blocks of it), in parallel; transfers go through direct staging buffers of {@link HostArray#CHUNK} bytes.
+ * call, then every output element compared with {@link PerfCollective#expected} (FlexLink's
+ * {@code Expected}, plus sendrecv's and hypercube's patterns). The expected values go into a host
+ * reference, in parallel, as {@link PerfCollective#reference()} says: once per check when every rank
+ * receives the same (or a block of one array: ReduceScatter, Scatter), rank by rank for AlltoAll and
+ * sendrecv, whose ranks each receive their own; transfers go through direct staging buffers of
+ * {@link HostArray#CHUNK} bytes. Ranks that write nothing (the non-roots of reduce and gather) are not
+ * compared.
  */
 final class DataCheck {
     private static final int MAX_ERRORS = 5;
@@ -37,11 +39,16 @@ final class DataCheck {
     private final ByteBuffer stageB = ByteBuffer.allocateDirect(HostArray.CHUNK).order(ByteOrder.nativeOrder());
     private final List<String> errors = new ArrayList<>();
 
-    private Collective collective;
+    private PerfCollective collective;
     private DataType type;
+    private ReduceOp op;
+    private long seed;
     private long count;
+    private long outElems;
     private int ranks;
     private int root;
+    /** The rank whose expected output the reference holds (PER_RANK), -1 for a shared one, MIN_VALUE for none. */
+    private int referenceOf = Integer.MIN_VALUE;
 
     DataCheck(Backend backend) {
         this.backend = backend;
@@ -57,24 +64,21 @@ final class DataCheck {
      * addresses {@code ws} has laid out for this call.
      */
     void prepare(Workspace ws, CallSpec call, long seed) {
-        Collective c = call.collective.collective();
-        DataType type = call.type;
-        ReduceOp op = call.op;
-        int root = call.root;
-        long count = call.shape.count;
-        this.collective = c;
-        this.type = type;
-        this.count = count;
+        this.collective = call.collective;
+        this.type = call.type;
+        this.op = call.op;
+        this.seed = seed;
+        this.count = call.shape.count;
+        this.outElems = call.shape.recvElems;
         this.ranks = ws.worldSize();
-        this.root = Math.max(root, 0);
+        this.root = Math.max(call.root, 0);
+        this.referenceOf = Integer.MIN_VALUE;
         int sz = type.size();
-        long refElems = c == Collective.REDUCE_SCATTER ? count * ranks : Expected.outputCount(c, count, ranks);
-        computeReference(c, type, op, seed, refElems);
-        long outElems = Expected.outputCount(c, count, ranks);
-        long inElems = Expected.inputCount(c, count, ranks);
+        long inElems = call.shape.sendElems;
         int chunkElems = HostArray.CHUNK / sz;
         for (int r = 0; r < ws.ranks(); r++) {
-            long refBase = refBase(ws.globalRank(r));
+            int g = ws.globalRank(r);
+            long refBase = referenceFor(g);
             for (long o = 0; o < outElems; o += chunkElems) {
                 int len = (int) Math.min(chunkElems, outElems - o);
                 stageA.clear();
@@ -84,11 +88,11 @@ final class DataCheck {
                 backend.upload(ws.recvAddress(r) + o * sz, stageA);
             }
         }
-        ReduceOp dataOp = DataPattern.dataOp(c, op);
+        ReduceOp dataOp = collective.dataOp(op);
         for (int r = 0; r < ws.ranks(); r++) {
             int g = ws.globalRank(r);
-            if (c == Collective.BROADCAST && g != this.root) {
-                continue; // only the root's send buffer is read
+            if (!collective.reads(g, root)) {
+                continue; // only the root's send buffer is read (broadcast, scatter)
             }
             for (long o = 0; o < inElems; o += chunkElems) {
                 int len = (int) Math.min(chunkElems, inElems - o);
@@ -99,19 +103,18 @@ final class DataCheck {
         }
     }
 
-    /** Counts the output elements that differ from the expected ones, on every rank (the root only for reduce). */
+    /** Counts the output elements that differ from the expected ones, on every rank that writes (the root for reduce, gather). */
     long verify(Workspace ws) {
         errors.clear();
         int sz = type.size();
-        long outElems = Expected.outputCount(collective, count, ranks);
         int chunkElems = HostArray.CHUNK / sz;
         long wrong = 0;
         for (int r = 0; r < ws.ranks(); r++) {
             int g = ws.globalRank(r);
-            if (collective == Collective.REDUCE && g != root) {
-                continue; // reduce writes the root's buffer only
+            if (!collective.writes(g, root)) {
+                continue; // reduce and gather write the root's buffer only
             }
-            long refBase = refBase(g);
+            long refBase = referenceFor(g);
             for (long o = 0; o < outElems; o += chunkElems) {
                 int len = (int) Math.min(chunkElems, outElems - o);
                 stageA.clear().limit(len * sz);
@@ -144,12 +147,37 @@ final class DataCheck {
         return wrong;
     }
 
-    /** Element of the reference where rank {@code r}'s output starts. */
-    private long refBase(int r) {
-        return collective == Collective.REDUCE_SCATTER ? (long) r * count : 0;
+    /**
+     * Makes the reference hold global rank {@code g}'s expected output (computing it unless it does
+     * already) and returns the element of the reference where that output starts.
+     */
+    private long referenceFor(int g) {
+        switch (collective.reference()) {
+            case BLOCKS:
+                if (referenceOf != -1) {
+                    // element j is block j / count, element j % count, of one array of ranks x count
+                    compute(count * ranks, j -> collective.expected(type, op, seed, ranks, (int) (j / count), root,
+                            count, j % count));
+                    referenceOf = -1;
+                }
+                return (long) g * count;
+            case PER_RANK:
+                if (referenceOf != g) {
+                    compute(outElems, j -> collective.expected(type, op, seed, ranks, g, root, count, j));
+                    referenceOf = g;
+                }
+                return 0;
+            default:
+                if (referenceOf != -1) {
+                    compute(outElems, j -> collective.expected(type, op, seed, ranks, 0, root, count, j));
+                    referenceOf = -1;
+                }
+                return 0;
+        }
     }
 
-    private void computeReference(Collective c, DataType type, ReduceOp op, long seed, long elems) {
+    /** Fills the first {@code elems} elements of the reference with {@code value(j)}, in parallel chunks. */
+    private void compute(long elems, java.util.function.LongUnaryOperator value) {
         int sz = type.size();
         long bytes = elems * sz;
         reference.ensure(bytes);
@@ -159,10 +187,7 @@ final class DataCheck {
             long first = (long) k * chunkElems;
             long end = Math.min(elems, first + chunkElems);
             for (long j = first; j < end; j++) {
-                long v = c == Collective.REDUCE_SCATTER
-                        ? Expected.output(c, type, op, seed, ranks, (int) (j / count), root, count, j % count)
-                        : Expected.output(c, type, op, seed, ranks, 0, root, count, j);
-                DataPattern.put(b, type, v);
+                DataPattern.put(b, type, value.applyAsLong(j));
             }
         });
     }

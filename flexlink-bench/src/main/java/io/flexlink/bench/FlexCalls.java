@@ -1,15 +1,18 @@
 package io.flexlink.bench;
 
 import io.flexlink.Communicator;
+import io.flexlink.DataType;
 import io.flexlink.FlexLink;
+import io.flexlink.runtime.PeerOps;
 import io.flexlink.runtime.RuntimeStream;
 
 /** FlexLink's communicators as a {@link CallTarget}: local rank i calls {@code comms[i]}. */
-final class FlexCalls implements CallTarget {
+final class FlexCalls extends RankCalls {
     private final String label;
     private final Communicator[] comms;
 
     FlexCalls(String label, Communicator[] comms) {
+        super(comms.length);
         this.label = label;
         this.comms = comms;
     }
@@ -34,30 +37,37 @@ final class FlexCalls implements CallTarget {
     }
 
     @Override
-    public void enqueue(CallSpec c, int from, int to, int iter) {
-        boolean group = to - from > 1;
-        if (group) {
-            FlexLink.groupStart();
-        }
-        try {
-            for (int r = from; r < to; r++) {
-                call(comms[r], c, c.ws.send(r, iter), c.ws.recv(r, iter), c.ws.stream(r));
-            }
-        } finally {
-            if (group) {
-                FlexLink.groupEnd();
-            }
-        }
-    }
-
-    private static void call(Communicator comm, CallSpec c, long send, long recv, RuntimeStream s) {
+    void collective(int r, CallSpec c, long send, long recv, RuntimeStream s) {
+        Communicator comm = comms[r];
         long n = c.shape.count;
         switch (c.collective.collective()) {
             case ALL_REDUCE: comm.allReduce(send, recv, n, c.type, c.op, s); break;
             case ALL_GATHER: comm.allGather(send, recv, n, c.type, s); break;
             case REDUCE_SCATTER: comm.reduceScatter(send, recv, n, c.type, c.op, s); break;
             case BROADCAST: comm.broadcast(send, recv, n, c.type, c.root, s); break;
-            default: comm.reduce(send, recv, n, c.type, c.op, c.root, s);
+            case REDUCE: comm.reduce(send, recv, n, c.type, c.op, c.root, s); break;
+            case ALL_TO_ALL: comm.allToAll(send, recv, n, c.type, s); break;
+            case GATHER: comm.gather(send, recv, n, c.type, c.root, s); break;
+            case SCATTER: comm.scatter(send, recv, n, c.type, c.root, s); break;
+            default: throw new IllegalStateException(c.collective + " is no collective call");
+        }
+    }
+
+    @Override
+    void exchange(int r, PeerOps ops, DataType type, RuntimeStream s) {
+        Communicator comm = comms[r];
+        int sz = type.size();
+        FlexLink.groupStart();
+        try {
+            for (int i = 0; i < ops.size(); i++) {
+                if (ops.isSend(i)) {
+                    comm.send(ops.address(i), ops.bytes(i) / sz, type, ops.peer(i), s);
+                } else {
+                    comm.recv(ops.address(i), ops.bytes(i) / sz, type, ops.peer(i), s);
+                }
+            }
+        } finally {
+            FlexLink.groupEnd();
         }
     }
 

@@ -10,9 +10,6 @@ import io.flexlink.Result;
  * entry goes and the option is wired where its seam is (see each constant).
  */
 enum MissingFeature {
-    /** Seam: a {@code LaunchMode} around {@link CallTarget} that captures the -n iterations once and replays them. */
-    CUDA_GRAPHS("-G", "CUDA graph capture and replay of FlexLink's collectives is not implemented yet; "
-            + "run without -G (or -G 0)"),
     /** Seam: {@link Workspace} allocates every buffer once; registration would follow the allocation there. */
     BUFFER_REGISTRATION("-R", "buffer registration (ncclCommRegister, symmetric windows) is not in FlexLink's "
             + "Communicator API yet; run without -R (or -R 0)"),

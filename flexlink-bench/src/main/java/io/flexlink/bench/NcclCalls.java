@@ -3,6 +3,8 @@ package io.flexlink.bench;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
+import io.flexlink.runtime.PeerOps;
+import io.flexlink.runtime.RuntimeStream;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.nccl;
 import org.bytedeco.cuda.nccl.ncclComm;
@@ -18,7 +20,7 @@ import org.bytedeco.javacpp.PointerPointer;
  * Pointers (one pair per local rank, since -t threads enqueue at once), so a steady-state call creates
  * no Pointer.
  */
-final class NcclCalls implements CallTarget {
+final class NcclCalls extends RankCalls {
     /** A Pointer whose address is set in place (position 0). */
     private static final class Address extends Pointer {
         Address set(long a) {
@@ -36,6 +38,7 @@ final class NcclCalls implements CallTarget {
     private boolean aborted;
 
     private NcclCalls(ncclComm[] comms, CudaStreams streams) {
+        super(comms.length);
         this.comms = comms;
         this.streams = streams;
         this.sendPtr = new Address[comms.length];
@@ -112,23 +115,7 @@ final class NcclCalls implements CallTarget {
     }
 
     @Override
-    public void enqueue(CallSpec c, int from, int to, int iter) {
-        boolean group = to - from > 1;
-        if (group) {
-            groupStart();
-        }
-        try {
-            for (int r = from; r < to; r++) {
-                call(r, c, c.ws.send(r, iter), c.ws.recv(r, iter));
-            }
-        } finally {
-            if (group) {
-                groupEnd();
-            }
-        }
-    }
-
-    private void call(int r, CallSpec c, long send, long recv) {
+    void collective(int r, CallSpec c, long send, long recv, RuntimeStream stream) {
         long n = c.shape.count;
         int type = code(c.type);
         ncclComm comm = comms[r];
@@ -148,8 +135,44 @@ final class NcclCalls implements CallTarget {
             case BROADCAST:
                 check(nccl.ncclBroadcast(sp, rp, n, type, c.root, comm, s), "ncclBroadcast");
                 break;
-            default:
+            case REDUCE:
                 check(nccl.ncclReduce(sp, rp, n, type, c.op.code(), c.root, comm, s), "ncclReduce");
+                break;
+            case ALL_TO_ALL:
+                check(nccl.ncclAlltoAll(sp, rp, n, type, comm, s), "ncclAlltoAll");
+                break;
+            case GATHER:
+                check(nccl.ncclGather(sp, rp, n, type, c.root, comm, s), "ncclGather");
+                break;
+            case SCATTER:
+                check(nccl.ncclScatter(sp, rp, n, type, c.root, comm, s), "ncclScatter");
+                break;
+            default:
+                throw new IllegalStateException(c.collective + " is no collective call");
+        }
+    }
+
+    /** ncclSend/ncclRecv in a group of their own (nested in the caller's, if any). */
+    @Override
+    void exchange(int r, PeerOps ops, DataType t, RuntimeStream stream) {
+        int type = code(t);
+        int sz = t.size();
+        ncclComm comm = comms[r];
+        CUstream_st s = streams.handle(r);
+        groupStart();
+        try {
+            for (int i = 0; i < ops.size(); i++) {
+                // NCCL takes the address when called: one reused Pointer per direction is enough
+                if (ops.isSend(i)) {
+                    check(nccl.ncclSend(sendPtr[r].set(ops.address(i)), ops.bytes(i) / sz, type, ops.peer(i), comm, s),
+                            "ncclSend");
+                } else {
+                    check(nccl.ncclRecv(recvPtr[r].set(ops.address(i)), ops.bytes(i) / sz, type, ops.peer(i), comm, s),
+                            "ncclRecv");
+                }
+            }
+        } finally {
+            groupEnd();
         }
     }
 

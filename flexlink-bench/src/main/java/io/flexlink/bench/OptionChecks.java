@@ -56,6 +56,7 @@ final class OptionChecks {
                 + ", got " + o.perIterSkip);
         require(o.perIterSkip == 0 || o.perIter == 1, "-K: needs -I 1");
         require(o.timeout >= 0, "-T: must not be negative, got " + o.timeout);
+        graphs(o);
         require(o.unalign >= 0 && o.unalign <= 1 << 20, "-u: must be between 0 and 1048576 elements, got " + o.unalign);
         sizes(o);
         String b = f.backend.toLowerCase(Locale.ROOT);
@@ -80,6 +81,11 @@ final class OptionChecks {
                     "NCCL_TESTS_MIN_BW: '" + minBw + "' is not a bandwidth in GB/s");
         }
         validateRoot(o);
+        if (o.collective.needsPowerOfTwoRanks()) {
+            int n = o.worldSize();
+            require(n > 0 && (n & (n - 1)) == 0, o.collective.testName() + ": " + n + " ranks is not a power of two "
+                    + "(its exchange pairs rank with rank ^ mask over log2(n) rounds); run it on 1, 2, 4, 8, ... ranks");
+        }
         writable("--json", f.json);
         writable("--plot", f.plot);
     }
@@ -91,13 +97,6 @@ final class OptionChecks {
     }
 
     private static void refuseMissing(PerfOptions o) {
-        if (!o.collective.supported()) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, o.collective.missingMessage());
-        }
-        require(o.graphLaunches >= 0, "-G: must not be negative, got " + o.graphLaunches);
-        if (o.graphLaunches > 0) {
-            throw MissingFeature.CUDA_GRAPHS.refusal();
-        }
         require(o.register >= 0 && o.register <= 2, "-R: must be 0, 1 (local) or 2 (symmetric), got " + o.register);
         if (o.register > 0) {
             throw MissingFeature.BUFFER_REGISTRATION.refusal();
@@ -105,6 +104,22 @@ final class OptionChecks {
         if (o.environment.get("NCCL_TESTS_SPLIT") != null || o.environment.get("NCCL_TESTS_SPLIT_MASK") != null) {
             throw MissingFeature.COMM_SPLIT.refusal();
         }
+    }
+
+    /**
+     * -G: a count of launches; where nccl-tests turns -I and -z 3 off with -G (and -z 1 and 2 would wait on
+     * a stream being captured), flexlink-perf refuses them, so that what runs is what was asked for.
+     * Whether the backend's streams can capture is known once they exist ({@link GraphCapture#requireCapture}).
+     */
+    private static void graphs(PerfOptions o) {
+        require(o.graphLaunches >= 0, "-G: must not be negative, got " + o.graphLaunches);
+        if (o.graphLaunches == 0) {
+            return;
+        }
+        require(o.perIter == 0, "-I: per-iteration timing is incompatible with CUDA graph mode (-G " + o.graphLaunches
+                + "): the iterations run inside one graph; use -I 0 (nccl-tests turns -I off with -G)");
+        require(o.blocking == 0, "-z " + o.blocking + ": blocking waits are incompatible with CUDA graph mode (-G "
+                + o.graphLaunches + "): a captured stream cannot be waited for; use -z 0");
     }
 
     private static void sizes(PerfOptions o) {

@@ -2,27 +2,39 @@ package io.flexlink.bench;
 
 import io.flexlink.Collective;
 import io.flexlink.DataType;
+import io.flexlink.ReduceOp;
+import io.flexlink.verify.DataPattern;
+import io.flexlink.verify.Expected;
 import java.util.Locale;
 
 /**
- * nccl-tests' collectives, one row each: the binary's name, the FlexLink collective that runs it (null
- * where FlexLink has none yet, and the feature that is missing), the buffer layout (how a sweep size
- * becomes the count passed to the call, the send and receive buffers and the in-place offsets), the
- * algorithm-bandwidth multiplier, the bus-bandwidth factor, and whether it takes a root or a reduction.
- * Everything the tool does per collective is read from this table: adding a collective that the core
- * gains later is one new {@code Collective} here and one case in the call targets.
+ * nccl-tests' collectives, one row each: the binary's name, the FlexLink collective that runs it (null for
+ * the two point-to-point patterns, {@link #SENDRECV} and {@link #HYPERCUBE}, which run on grouped
+ * {@code send}/{@code recv}), the buffer layout (how a sweep size becomes the count passed to the call, the
+ * send and receive buffers and the in-place offsets), the algorithm-bandwidth multiplier, the bus-bandwidth
+ * factor, and whether it takes a root or a reduction. Everything the tool does per collective is read from
+ * this table and from {@link RankCalls}, which turns a row into calls of each target.
  */
 enum PerfCollective {
-    ALL_REDUCE("all_reduce", Collective.ALL_REDUCE, Layout.WHOLE, Bus.ALL_REDUCE, false, true, null),
-    ALL_GATHER("all_gather", Collective.ALL_GATHER, Layout.GATHERED, Bus.RING, false, false, null),
-    REDUCE_SCATTER("reduce_scatter", Collective.REDUCE_SCATTER, Layout.SCATTERED, Bus.RING, false, true, null),
-    BROADCAST("broadcast", Collective.BROADCAST, Layout.WHOLE, Bus.ONE, true, false, null),
-    REDUCE("reduce", Collective.REDUCE, Layout.WHOLE, Bus.ONE, true, true, null),
-    ALLTOALL("alltoall", null, Layout.EXCHANGED, Bus.RING, false, false, "AlltoAll"),
-    GATHER("gather", null, Layout.GATHERED, Bus.RING, true, false, "Gather"),
-    SCATTER("scatter", null, Layout.SCATTERED, Bus.RING, true, false, "Scatter"),
-    SENDRECV("sendrecv", null, Layout.WHOLE, Bus.ONE, false, false, "Send/Recv"),
-    HYPERCUBE("hypercube", null, Layout.GATHERED, Bus.HYPERCUBE, false, false, "Send/Recv (its hypercube exchange)");
+    ALL_REDUCE("all_reduce", Collective.ALL_REDUCE, Layout.WHOLE, Bus.ALL_REDUCE, false, true),
+    ALL_GATHER("all_gather", Collective.ALL_GATHER, Layout.GATHERED, Bus.RING, false, false),
+    REDUCE_SCATTER("reduce_scatter", Collective.REDUCE_SCATTER, Layout.SCATTERED, Bus.RING, false, true),
+    BROADCAST("broadcast", Collective.BROADCAST, Layout.WHOLE, Bus.ONE, true, false),
+    REDUCE("reduce", Collective.REDUCE, Layout.WHOLE, Bus.ONE, true, true),
+    /** nccl-tests' alltoall.cu: ncclAlltoAll, block j of every rank's send buffer to rank j. */
+    ALLTOALL("alltoall", Collective.ALL_TO_ALL, Layout.EXCHANGED, Bus.RING, false, false),
+    /** gather.cu: ncclGather, every rank's block into the root's receive buffer. */
+    GATHER("gather", Collective.GATHER, Layout.GATHERED, Bus.RING, true, false),
+    /** scatter.cu: ncclScatter, block r of the root's send buffer to rank r. */
+    SCATTER("scatter", Collective.SCATTER, Layout.SCATTERED, Bus.RING, true, false),
+    /** sendrecv.cu: in one group each rank sends to rank + 1 and receives from rank - 1 (mod n). */
+    SENDRECV("sendrecv", null, Layout.WHOLE, Bus.ONE, false, false),
+    /**
+     * hypercube.cu: an AllGather in log2(n) rounds; in round {@code mask = 1, 2, 4, ...} each rank exchanges
+     * the {@code mask} blocks it holds with rank {@code rank ^ mask} (one group per round). Power-of-two
+     * rank counts only.
+     */
+    HYPERCUBE("hypercube", null, Layout.GATHERED, Bus.HYPERCUBE, false, false);
 
     /**
      * How a sweep size of {@code count} elements becomes the buffers, as nccl-tests' getCollByteCount:
@@ -57,18 +69,14 @@ enum PerfCollective {
     private final Bus bus;
     private final boolean rooted;
     private final boolean reduces;
-    /** The FlexLink collective that does not exist yet, or null. */
-    private final String missing;
 
-    PerfCollective(String testName, Collective collective, Layout layout, Bus bus, boolean rooted, boolean reduces,
-                   String missing) {
+    PerfCollective(String testName, Collective collective, Layout layout, Bus bus, boolean rooted, boolean reduces) {
         this.testName = testName;
         this.collective = collective;
         this.layout = layout;
         this.bus = bus;
         this.rooted = rooted;
         this.reduces = reduces;
-        this.missing = missing;
     }
 
     /** nccl-tests' binary name without {@code _perf}. */
@@ -81,19 +89,97 @@ enum PerfCollective {
         return testName + "_perf";
     }
 
-    /** The FlexLink collective; only for rows where {@link #supported()}. */
+    /** The FlexLink collective that runs this row, or null for {@link #pointToPoint()} rows. */
     Collective collective() {
         return collective;
     }
 
-    boolean supported() {
-        return collective != null;
+    /** Sendrecv and hypercube: patterns of grouped {@code send}/{@code recv}, no collective of their own. */
+    boolean pointToPoint() {
+        return collective == null;
     }
 
-    /** Why FlexLink cannot run this collective yet (exit code 2), for a row that is not {@link #supported()}. */
-    String missingMessage() {
-        return testName + ": FlexLink has no " + missing + " collective yet (the Communicator API offers "
-                + "all_reduce, all_gather, reduce_scatter, broadcast and reduce); nothing was run";
+    /**
+     * Whether the in-place run is checked. nccl-tests checks every in-place run except alltoall's and
+     * sendrecv's (NCCL supports neither in place). FlexLink's AlltoAll defines the in-place call (it reads
+     * the input aside first), so it is checked here; a send and a receive on one buffer are not defined
+     * (the receive may overwrite what the send has yet to read), so sendrecv's in-place run is timed and
+     * shows N/A, as in nccl-tests.
+     */
+    boolean checksInPlace() {
+        return this != SENDRECV;
+    }
+
+    /** Hypercube pairs rank with rank ^ mask: it needs a power-of-two number of ranks. */
+    boolean needsPowerOfTwoRanks() {
+        return this == HYPERCUBE;
+    }
+
+    /** Whether the balancer settles each size first (Sweep's tune): not for send/recv, which it does not time. */
+    boolean tunes() {
+        return !pointToPoint();
+    }
+
+    /**
+     * Whether rows run (and print) each -o operation: the reductions, and sendrecv, whose nccl-tests loops
+     * over -o and prints it although nothing is reduced.
+     */
+    boolean printsOp() {
+        return reduces || this == SENDRECV;
+    }
+
+    /** The redop column of rows that do not print an operation: nccl-tests' {@code none}, hypercube's empty name. */
+    String noOpName() {
+        return this == HYPERCUBE ? "" : "none";
+    }
+
+    /** Whether global rank {@code rank} writes its receive buffer (Reduce and Gather: the root only). */
+    boolean writes(int rank, int root) {
+        return pointToPoint() || Expected.writes(collective, rank, root);
+    }
+
+    /** Whether global rank {@code rank} reads its send buffer (Broadcast and Scatter: the root only). */
+    boolean reads(int rank, int root) {
+        return pointToPoint() || Expected.reads(collective, rank, root);
+    }
+
+    /** The operation {@link DataPattern} makes the inputs for: -o for reductions, MAX (any value) otherwise. */
+    ReduceOp dataOp(ReduceOp op) {
+        return reduces ? op : ReduceOp.MAX;
+    }
+
+    /**
+     * Raw bits of element {@code index} of rank {@code rank}'s receive buffer after one call on inputs
+     * from {@link DataPattern}, {@code count} being the param count: {@link Expected} for the collectives;
+     * sendrecv receives rank - 1's input; hypercube gathers every rank's, as AllGather.
+     */
+    long expected(DataType type, ReduceOp op, long seed, int ranks, int rank, int root, long count, long index) {
+        switch (this) {
+            case SENDRECV:
+                return DataPattern.value(type, dataOp(op), seed, ranks, (rank - 1 + ranks) % ranks, index);
+            case HYPERCUBE:
+                return Expected.output(Collective.ALL_GATHER, type, op, seed, ranks, rank, root, count, index);
+            default:
+                return Expected.output(collective, type, op, seed, ranks, rank, root, count, index);
+        }
+    }
+
+    /**
+     * How the expected outputs of the ranks relate: {@code SHARED}, one array every rank receives;
+     * {@code BLOCKS}, rank r's output is block r of one array of {@code ranks x count} elements
+     * (ReduceScatter's reduction, Scatter's root input); {@code PER_RANK}, each rank's own (AlltoAll,
+     * sendrecv), computed rank by rank.
+     */
+    enum Reference { SHARED, BLOCKS, PER_RANK }
+
+    Reference reference() {
+        switch (this) {
+            case REDUCE_SCATTER:
+            case SCATTER: return Reference.BLOCKS;
+            case ALLTOALL:
+            case SENDRECV: return Reference.PER_RANK;
+            default: return Reference.SHARED;
+        }
     }
 
     boolean rooted() {

@@ -20,13 +20,13 @@ import picocli.CommandLine.TypeConversionException;
 @Command(name = "flexlink-perf", sortOptions = false,
         versionProvider = PerfOptions.Version.class,
         description = "nccl-tests-compatible benchmark of FlexLink's collectives.%n"
-                + "COLLECTIVE is all_reduce, all_gather, reduce_scatter, broadcast or reduce (nccl-tests' alltoall, "
-                + "gather, scatter, sendrecv and hypercube are refused: FlexLink has no such collective yet).",
+                + "COLLECTIVE is all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, gather, scatter, "
+                + "sendrecv or hypercube (power-of-two rank counts), as nccl-tests' binaries.",
         footer = "%nExit codes: 0 ok, 1 wrong results, a failed collective or a timeout (-T), 2 usage error "
                 + "or a feature FlexLink lacks, 3 gate or NCCL_TESTS_MIN_BW failed.")
 public final class PerfOptions {
     @Parameters(index = "0", paramLabel = "COLLECTIVE", description = "all_reduce | all_gather | reduce_scatter | "
-            + "broadcast | reduce")
+            + "broadcast | reduce | alltoall | gather | scatter | sendrecv | hypercube")
     String collectiveName;
 
     /** The collective's row of nccl-tests' table, from COLLECTIVE. */
@@ -92,7 +92,8 @@ public final class PerfOptions {
     List<ReduceOp> ops;
 
     @Option(names = {"-r", "--root"}, paramLabel = "ROOT|all", defaultValue = "0", converter = RootConverter.class,
-            description = "Root of broadcast and reduce; all (or -1) runs every root. Default: ${DEFAULT-VALUE}.")
+            description = "Root of broadcast, reduce, gather and scatter; all (or -1) runs every root. "
+                    + "Default: ${DEFAULT-VALUE}.")
     int root;
 
     @Option(names = {"-z", "--blocking"}, paramLabel = "0-3", defaultValue = "0",
@@ -123,7 +124,9 @@ public final class PerfOptions {
     int unalign;
 
     @Option(names = {"-G", "--cudagraph"}, paramLabel = "LAUNCHES", defaultValue = "0",
-            description = "CUDA graph launches: refused, FlexLink cannot capture its collectives yet (0 only).")
+            description = "Capture each timed run's -n iterations into a CUDA graph per rank and launch it LAUNCHES "
+                    + "times; the time is over -n x -m x LAUNCHES calls; checked calls run as a graph too (CUDA "
+                    + "backend only; not with -I or -z). Default: ${DEFAULT-VALUE}.")
     int graphLaunches;
 
     @Option(names = {"-R", "--local_register"}, paramLabel = "0|1|2", defaultValue = "0",
@@ -174,9 +177,9 @@ public final class PerfOptions {
         return stepFactor > 1 ? stepFactor + "(factor)" : stepBytes + "(bytes)";
     }
 
-    /** The operations rows run: the -o list for reductions, a single (unused) one otherwise. */
+    /** The operations rows run: the -o list for reductions (and sendrecv, as nccl-tests), a single (unused) one otherwise. */
     List<ReduceOp> rowOps() {
-        return collective.reduces() ? ops : List.of(ReduceOp.SUM);
+        return collective.printsOp() ? ops : List.of(ReduceOp.SUM);
     }
 
     /** The roots rows run: -r, or every rank for all (rooted collectives only); -1 for the others. */

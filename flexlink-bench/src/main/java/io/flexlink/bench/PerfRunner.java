@@ -95,6 +95,9 @@ final class PerfRunner {
         p.progress = progress;
         DriverThreads threads = null;
         boolean ok = false;
+        if (o.graphLaunches > 0) {
+            GraphCapture.requireCapture(backend, devices[0], o.graphLaunches); // exit 2 before anything is made
+        }
         try {
             p.flex = new FlexCalls("FlexLink", communicators(backend, config, devices));
             if (o.launch != null) {

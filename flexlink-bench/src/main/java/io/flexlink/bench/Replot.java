@@ -42,9 +42,13 @@ final class Replot {
         for (JsonElement e : doc.getAsJsonArray("results")) {
             JsonObject r = e.getAsJsonObject();
             String op = r.get("redop").getAsString();
+            boolean noOp = "none".equals(op) || op.isEmpty(); // hypercube's redop is empty
             Row row = new Row(r.get("size").getAsLong(), r.get("count").getAsLong(),
-                    DataType.parse(r.get("type").getAsString()), "none".equals(op) ? null : ReduceOp.parse(op),
+                    DataType.parse(r.get("type").getAsString()), noOp ? null : ReduceOp.parse(op),
                     r.get("root").getAsInt());
+            if (noOp) {
+                row.noOpName = op;
+            }
             row.basis = basis;
             row.outOfPlace = run(r.getAsJsonObject("out_of_place"));
             row.inPlace = run(r.getAsJsonObject("in_place"));

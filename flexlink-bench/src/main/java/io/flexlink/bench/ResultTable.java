@@ -128,7 +128,8 @@ final class ResultTable {
     private void body(StringBuilder sb, Row.Run run) {
         sb.append(String.format(Locale.ROOT, "  %7s  %6s  %6s", CFormat.fit(run.timeUs, 7), CFormat.fit(run.algBw, 6),
                 CFormat.fit(run.busBw, 6)));
-        sb.append(check ? String.format(Locale.ROOT, "  %6s", CFormat.g(Math.max(0, run.wrong))) : "    N/A");
+        // N/A without -c, and for a run that is not checked (sendrecv in place), as nccl-tests prints it
+        sb.append(check && run.wrong >= 0 ? String.format(Locale.ROOT, "  %6s", CFormat.g(run.wrong)) : "    N/A");
         if (perIter) {
             IterStats s = run.iterations;
             sb.append(String.format(Locale.ROOT, "  %7s  %7s  %7s  %7s", CFormat.fit(s.min * 1e6, 7),

@@ -62,8 +62,10 @@ final class Row {
     final long bytes;
     final long count;
     final DataType type;
-    /** The reduction, or null for collectives that do not reduce (printed {@code none}). */
+    /** The reduction, or null for collectives that print none (printed {@link #noOpName}). */
     final ReduceOp op;
+    /** The redop column without an operation: nccl-tests' {@code none}, or hypercube's empty name. */
+    String noOpName = "none";
     final int root;
     Run outOfPlace;
     Run inPlace;
@@ -87,7 +89,7 @@ final class Row {
     }
 
     String opName() {
-        return op == null ? "none" : op.ncclName();
+        return op == null ? noOpName : op.ncclName();
     }
 
     /** FlexLink's out-of-place bandwidth ({@link #basis}) over the baseline's, or NaN without a baseline. */

@@ -1,5 +1,6 @@
 package io.flexlink.bench;
 
+import io.flexlink.runtime.RuntimeGraph;
 import java.io.PrintStream;
 import java.util.List;
 
@@ -51,6 +52,24 @@ final class RowBench {
     void once(CallTarget target, CallSpec call) {
         target.enqueue(call, 0, ws.ranks(), 0);
         wait.awaitAll();
+    }
+
+    /**
+     * The call that -c checks: {@link #once}, or with -G (as nccl-tests) the call captured into one graph
+     * per rank and that graph launched once, so that what is checked is what was timed.
+     */
+    private void checkedCall(CallTarget target, CallSpec call) {
+        if (o.graphLaunches == 0) {
+            once(target, call);
+            return;
+        }
+        RuntimeGraph[] graphs = GraphCapture.capture(ws, 0, ws.ranks(), () -> target.enqueue(call, 0, ws.ranks(), 0));
+        try {
+            GraphCapture.launch(graphs, ws, 0, 1);
+            wait.awaitAll();
+        } finally {
+            GraphCapture.close(graphs);
+        }
     }
 
     /** -w: {@code iters} untimed calls at this size (nccl-tests' warm-up runs them at a doubling sweep of sizes). */
@@ -125,14 +144,18 @@ final class RowBench {
 
     /**
      * -c: {@code o.check} calls, each on fresh data, every output element compared; stops at the first
-     * call with wrong elements (whose count it returns, summed over the processes); -1 without -c.
+     * call with wrong elements (whose count it returns, summed over the processes); -1 without -c, and for
+     * a run the collective does not define (sendrecv in place).
      */
     long check(CallTarget target, CallSpec call, boolean inPlace, long seed, Row row) {
         long wrong = -1;
+        if (inPlace && !call.collective.checksInPlace()) {
+            return wrong; // sendrecv in place: not defined, N/A as in nccl-tests
+        }
         for (int c = 0; c < o.check; c++) {
             ws.layout(call.shape, inPlace);
             check.prepare(ws, call, seed + 1_000_003L * c);
-            once(target, call);
+            checkedCall(target, call);
             if (tamper != null) {
                 tamper.beforeVerify(ws);
             }

@@ -125,7 +125,8 @@ final class Sweep {
     private Row row(DataType type, ReduceOp op, int root, long size, long index) {
         PerfCollective.Shape s = o.collective.shape(size, type, o.worldSize());
         CallSpec call = new CallSpec(o.collective, s, type, op, root, p.ws);
-        Row row = new Row(s.bytes, s.count, type, o.collective.reduces() ? op : null, root);
+        Row row = new Row(s.bytes, s.count, type, o.collective.printsOp() ? op : null, root);
+        row.noOpName = o.collective.noOpName();
         row.basis = basis;
         long seed = o.flex.seed + 2 * index;
         tune(call);
@@ -163,9 +164,13 @@ final class Sweep {
      * Lets the balancer settle this size before it is timed (FlexLink's own warm-up, which nccl-tests
      * does not have): one call at a time, so that each call's measurement is in before the next
      * decision, until the size's channel is tuned and its shares have not moved for a few calls, within a
-     * budget. Nothing to do with fixed shares or below the split threshold.
+     * budget. Nothing to do with fixed shares or below the split threshold, nor for the point-to-point
+     * patterns.
      */
     private void tune(CallSpec call) {
+        if (!call.collective.tunes()) {
+            return; // sendrecv, hypercube: sends and receives use AlltoAll's shares, and the balancer times none
+        }
         Communicator first = p.flex.communicators()[0];
         long bytes = call.shape.count * call.shape.typeSize * call.collective.algMultiplier(o.worldSize());
         String label = SizeBuckets.label(SizeBuckets.channel(call.collective.collective(), bytes));

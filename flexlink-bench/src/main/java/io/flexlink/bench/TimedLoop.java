@@ -1,6 +1,7 @@
 package io.flexlink.bench;
 
 import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RuntimeGraph;
 import java.util.List;
 
 /**
@@ -11,6 +12,11 @@ import java.util.List;
  * <p>-z 1 and 2 wait after each call; with -m above 1 they wait once the iteration's group has ended:
  * inside a group nothing has launched yet, so a wait there would wait for nothing (nccl-tests' does).
  * -z 3 waits after each iteration, then meets the other threads; the time excludes the barrier.
+ *
+ * <p>-G, as nccl-tests' BenchTime: the same -n iterations of -m calls are captured once into one graph per
+ * rank instead of running, the threads meet, and the clock runs around -G launches of every rank's graph
+ * until the streams are done; the time of one call is that over {@code -n x -m x -G}. (-I and -z are
+ * refused with -G: nccl-tests turns them off.)
  */
 final class TimedLoop {
     /** What one thread measured. */
@@ -28,6 +34,8 @@ final class TimedLoop {
 
     private final int agg;
     private final int blocking;
+    /** -G: graph launches, 0 for none. */
+    private final int graphLaunches;
     private final boolean perIter;
     private final StreamWait wait;
     private final DriverThreads threads;
@@ -35,6 +43,7 @@ final class TimedLoop {
     TimedLoop(PerfOptions o, StreamWait wait, DriverThreads threads) {
         this.agg = o.aggIters;
         this.blocking = o.blocking;
+        this.graphLaunches = o.graphLaunches;
         this.perIter = o.perIter == 1;
         this.wait = wait;
         this.threads = threads;
@@ -44,6 +53,9 @@ final class TimedLoop {
     Times run(CallTarget target, CallSpec call, int t, int iters) {
         int from = threads.from(t);
         int to = threads.to(t);
+        if (graphLaunches > 0) {
+            return graphed(target, call, from, to, iters);
+        }
         boolean paired = blocking == 3;
         int eventCount = paired ? 2 * iters : iters + 1;
         if (perIter) {
@@ -89,6 +101,33 @@ final class TimedLoop {
         long elapsed = blocking == 3 ? collOnly : System.nanoTime() - t0;
         double seconds = elapsed / 1e9 / ((double) iters * agg);
         return new Times(seconds, perIter ? iterations(call.ws, from, to, iters, eventCount, paired) : null);
+    }
+
+    /** -G: the iterations captured once per rank, then -G launches of the graphs timed. */
+    private Times graphed(CallTarget target, CallSpec call, int from, int to, int iters) {
+        RuntimeGraph[] graphs = GraphCapture.capture(call.ws, from, to, () -> {
+            for (int iter = 0; iter < iters; iter++) {
+                if (agg > 1) {
+                    target.groupStart();
+                }
+                for (int a = 0; a < agg; a++) {
+                    target.enqueue(call, from, to, iter * agg + a);
+                }
+                if (agg > 1) {
+                    target.groupEnd();
+                }
+            }
+        });
+        try {
+            threads.barrier();
+            long t0 = System.nanoTime();
+            GraphCapture.launch(graphs, call.ws, from, graphLaunches);
+            wait.await(from, to);
+            long elapsed = System.nanoTime() - t0;
+            return new Times(elapsed / 1e9 / ((double) iters * agg * graphLaunches), null);
+        } finally {
+            GraphCapture.close(graphs);
+        }
     }
 
     private void afterCall(int from, int to) {

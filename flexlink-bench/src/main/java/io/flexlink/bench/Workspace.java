@@ -162,6 +162,18 @@ final class Workspace implements AutoCloseable {
         return list;
     }
 
+    /**
+     * Starts capturing local rank {@code local}'s stream (-G): in CUDA's thread-local mode on the tool's own
+     * CUDA streams ({@link CudaStreams#beginCapture}), else through {@code RuntimeStream.beginCapture}.
+     */
+    void beginCapture(int local) {
+        if (streamSource instanceof CudaStreams) {
+            ((CudaStreams) streamSource).beginCapture(local);
+        } else {
+            streams[local].beginCapture();
+        }
+    }
+
     /** Waits for every local rank's stream; throws the first failure of their work. */
     void synchronize() {
         for (RuntimeStream s : streams) {

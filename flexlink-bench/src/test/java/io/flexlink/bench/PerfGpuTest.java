@@ -63,6 +63,41 @@ class PerfGpuTest {
     }
 
     @Test
+    void alltoallGatherScatterSendrecvAndHypercubeCheckOutBesideRawNccl() throws Exception {
+        int g = Math.min(gpus(), 8);
+        for (String c : new String[] {"alltoall", "gather", "scatter", "sendrecv", "hypercube"}) {
+            int ranks = c.equals("hypercube") ? Integer.highestOneBit(g) : g;
+            Path json = tmp.resolve(c + ".json");
+            PerfMainTest.Outcome o = PerfMainTest.perf((c + " -b 64K -e 16M -f 16 -n 4 -c 2 -r all -g " + ranks
+                    + " --backend cuda --baseline --json " + json).split(" "));
+            assertEquals(0, o.code, o::toString);
+            assertTrue(o.out.contains("\n# Out of bounds values : 0 OK\n"), o::toString);
+            assertTrue(((String) ((Map<?, ?>) json(json).get("baseline")).get("raw")).startsWith("NCCL 2."), o::toString);
+        }
+    }
+
+    /** -G on CUDA: every collective captured and replayed, checked through its graph, beside NCCL's graphs. */
+    @Test
+    void everyCollectiveRunsAsACudaGraph() {
+        int g = Math.min(gpus(), 8);
+        for (PerfCollective c : PerfCollective.values()) {
+            int ranks = c.needsPowerOfTwoRanks() ? Integer.highestOneBit(g) : g;
+            PerfMainTest.Outcome o = PerfMainTest.perf((c.testName() + " -b 64K -e 4M -f 8 -n 5 -c 2 -G 3 -g " + ranks
+                    + " --backend cuda --baseline").split(" "));
+            assertEquals(0, o.code, o::toString);
+            assertTrue(o.out.contains(" graph: 3 "), o::toString);
+            assertTrue(o.out.contains("\n# Out of bounds values : 0 OK\n"), o::toString);
+        }
+        // two ranks (on one GPU both on GPU 0: the PCIe path alone), every size split
+        for (String c : new String[] {"all_reduce", "alltoall", "sendrecv", "hypercube"}) {
+            PerfMainTest.Outcome o = PerfMainTest.perf((c + " -b 1M -e 16M -f 16 -n 4 -c 1 -G 2 -g 2"
+                    + " --min-split 0 --backend cuda").split(" "));
+            assertEquals(0, o.code, o::toString);
+            assertTrue(o.out.contains("\n# Out of bounds values : 0 OK\n"), o::toString);
+        }
+    }
+
+    @Test
     void threadsDriveTheirGpusWithRawNcclToo() {
         int g = gpus();
         assumeTrue(g >= 2, "needs two GPUs");

@@ -14,12 +14,11 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What flexlink-perf refuses, each with exit code 2 and one line on stderr naming the argument: nonsense
- * (issue 13 item 8) and nccl-tests features FlexLink does not have yet. Nothing runs: no table is printed.
+ * (issue 13 item 8), nccl-tests features FlexLink does not have yet, and what this backend cannot do (-G
+ * on the host backend). Nothing runs: no table is printed.
  */
 class PerfRefusalsTest {
     @TempDir
@@ -56,12 +55,13 @@ class PerfRefusalsTest {
         return perf(Map.of(), args(line, more));
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"alltoall", "gather", "scatter", "sendrecv", "hypercube"})
-    void nccltestsCollectivesFlexLinkLacksAreRefusedByName(String collective) {
-        PerfMainTest.Outcome o = perf(collective + " -b 1K -e 1K --backend host");
-        refused(o, collective + ": FlexLink has no ");
-        assertTrue(o.err.contains("collective yet"), o::toString);
+    @Test
+    void hypercubeRefusesRankCountsThatAreNoPowerOfTwo() {
+        for (String ranks : new String[] {"3", "5", "6"}) {
+            refused(perf("hypercube -b 1K -e 1K --backend host -g " + ranks), "hypercube: " + ranks
+                    + " ranks is not a power of two");
+        }
+        refused(perf("hypercube_perf -b 1K -e 1K --backend host -t 3 -g 2"), "hypercube: 6 ranks");
     }
 
     @Test
@@ -72,7 +72,16 @@ class PerfRefusalsTest {
 
     @Test
     void featuresTheCoreLacksAreRefusedSayingWhat() {
-        refused(perf("all_reduce -b 1K -e 1K --backend host -G 1"), "-G: CUDA graph capture");
+        refused(perf("all_reduce -b 1K -e 1K --backend host -G 1"), "-G 1: the host backend's streams cannot be "
+                + "captured into a CUDA graph (stream perf.graph-probe: this backend has no CUDA graphs to capture "
+                + "into); run without -G (or -G 0), or on the CUDA backend");
+        refused(perf("alltoall -b 1K -e 1K --backend host -g 2 -G 5"), "-G 5: the host backend's streams cannot");
+        refused(perf("all_reduce -b 1K -e 1K --backend host -G 1 -I 1"), "-I: per-iteration timing is incompatible "
+                + "with CUDA graph mode (-G 1)");
+        for (String z : new String[] {"1", "2", "3"}) {
+            refused(perf("all_reduce -b 1K -e 1K --backend host -G 2 -z " + z), "-z " + z + ": blocking waits are "
+                    + "incompatible with CUDA graph mode (-G 2)");
+        }
         refused(perf("all_reduce -b 1K -e 1K --backend host -R 1"), "-R: buffer registration");
         refused(perf("all_reduce -b 1K -e 1K --backend host -R 2"), "-R: buffer registration");
         refused(perf("all_reduce -b 1K -e 1K --backend host -o mulsum"), "-o mulsum: PreMulSum");
