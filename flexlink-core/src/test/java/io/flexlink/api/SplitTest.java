@@ -15,6 +15,7 @@ import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
+import io.flexlink.UniqueId;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeStream;
@@ -144,6 +145,38 @@ class SplitTest {
             everyCollectiveExact(backend, world, "the parent after its splits", 5000);
             closeAll(made.toArray(new Communicator[0]));
             closeAll(world);
+        }
+    }
+
+    /** Ranks that met over TCP (as processes do): each color's leader serves its child's rendezvous. */
+    @Test
+    void ranksThatMetOverTcpSplitOverTcp() throws Exception {
+        UniqueId id = FlexLink.getUniqueId("127.0.0.1", 0);
+        UniqueId sent = UniqueId.fromBase64(id.toBase64()); // what another process would get
+        try (HostBackend backend = new HostBackend(CONFIG)) {
+            ExecutorService pool = Executors.newFixedThreadPool(4);
+            Communicator[] world = new Communicator[4];
+            try {
+                List<Future<Communicator>> fs = new ArrayList<>();
+                for (int r = 0; r < 4; r++) {
+                    int rank = r;
+                    fs.add(pool.submit(() -> FlexLink.initRank(backend, CONFIG, 4, rank == 0 ? id : sent, rank, rank)));
+                }
+                for (int r = 0; r < 4; r++) {
+                    world[r] = fs.get(r).get(2, TimeUnit.MINUTES); // a hang guard only
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            IntUnaryOperator parity = r -> r % 2;
+            Optional<Communicator>[] kids = split(world, parity, r -> r);
+            for (int color = 0; color < 2; color++) {
+                Communicator[] pair = children(kids, parity, color);
+                everyCollectiveExact(backend, pair, "over TCP, parity " + color, 60 + color);
+                closeAll(pair);
+            }
+            closeAll(world);
+            assertEquals(0, backend.liveBytes(), "every child's and parent's memory released");
         }
     }
 
