@@ -113,10 +113,10 @@ public interface Communicator extends AutoCloseable {
      * Like {@code ncclCommSplit}: a child communicator of the ranks that pass the same {@code color}, ranked
      * by {@code key} and then by their rank here; {@link Optional#empty()} for {@link #SPLIT_NOCOLOR} (NCCL
      * returns a NULL communicator there). Collective and blocking: every rank of this communicator calls it,
-     * each from its own thread, outside any group, with no call of its own still being recorded; it returns
-     * once the child is built on every member (each round waits at most {@code flexlink.initTimeout} for the
-     * other ranks, then fails with REMOTE_ERROR naming those missing). The child is a full communicator of its own over its ranks
-     * (their own paths, staging and balancer), on the same backend and devices, with this communicator's
+     * each from its own thread and outside any group; it returns once the child is built on every member
+     * (each round waits at most {@code flexlink.initTimeout} for the other ranks, then fails with REMOTE_ERROR
+     * naming those missing). The child is a full communicator of its own over its ranks (their own paths,
+     * staging and balancer), on the same backend and devices, with this communicator's
      * configuration. After creation it is independent of this one: closing or aborting either leaves the
      * other working, so they may be closed in any order, and each must be closed.
      *
