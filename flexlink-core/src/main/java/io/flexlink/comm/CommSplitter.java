@@ -47,11 +47,19 @@ public final class CommSplitter {
             throw new FlexLinkException(Result.INVALID_USAGE, "split: rank " + rank + " is inside a group "
                     + "(FlexLink.groupStart); split outside groups, from one thread per rank");
         }
-        Subgroups.Subgroup group = Subgroups.split(parent, rank, color, key, TcpRendezvous.localAddress(parent),
-                config);
-        if (group == null) {
-            return Optional.empty();
+        try {
+            Subgroups.Subgroup group = Subgroups.split(parent, rank, color, key, TcpRendezvous.localAddress(parent),
+                    config);
+            if (group == null) {
+                return Optional.empty();
+            }
+            return Optional.of(maker.make(group.exchange(), group.size(), group.rank()));
+        } catch (FlexLinkException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            // a public entry point throws FlexLinkException only
+            throw new FlexLinkException(Result.INTERNAL_ERROR, "split: rank " + rank + "'s child creation failed: "
+                    + e, e);
         }
-        return Optional.of(maker.make(group.exchange(), group.size(), group.rank()));
     }
 }
