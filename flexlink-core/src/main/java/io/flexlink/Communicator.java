@@ -1,5 +1,7 @@
 package io.flexlink;
 
+import java.util.Optional;
+
 /**
  * One rank of a communicator, with NCCL's collectives in NCCL's argument order and semantics. Every
  * collective enqueues onto {@code stream} and returns without waiting for the device. Counts are in
@@ -25,6 +27,9 @@ package io.flexlink;
  * {@link FlexLinkException} with that result, enqueuing nothing. See docs/operations.md.
  */
 public interface Communicator extends AutoCloseable {
+    /** The color of a rank that takes no part in any child of {@link #split} ({@code NCCL_SPLIT_NOCOLOR}). */
+    int SPLIT_NOCOLOR = -1;
+
     /** This rank, in {@code [0, size)}. */
     int rank();
 
@@ -103,6 +108,23 @@ public interface Communicator extends AutoCloseable {
      * {@link #abort()} without an earlier error: REMOTE_ERROR.
      */
     Result getAsyncError();
+
+    /**
+     * Like {@code ncclCommSplit}: a child communicator of the ranks that pass the same {@code color}, ranked
+     * by {@code key} and then by their rank here; {@link Optional#empty()} for {@link #SPLIT_NOCOLOR} (NCCL
+     * returns a NULL communicator there). Collective and blocking: every rank of this communicator calls it,
+     * each from its own thread and outside any group; it returns once the child is built on every member
+     * (each round waits at most {@code flexlink.initTimeout} for the other ranks, then fails with REMOTE_ERROR
+     * naming those missing). The child is a full communicator of its own over its ranks (their own paths,
+     * staging and balancer), on the same backend and devices, with this communicator's
+     * configuration. After creation it is independent of this one: closing or aborting either leaves the
+     * other working, so they may be closed in any order, and each must be closed.
+     *
+     * @throws FlexLinkException INVALID_ARGUMENT naming {@code color} when any rank passed a color below
+     *         {@link #SPLIT_NOCOLOR} (every rank throws), INVALID_USAGE on a closed or aborted communicator or
+     *         inside a group, or the error that ended the child's creation on any member
+     */
+    Optional<Communicator> split(int color, int key);
 
     /** Statistics: bytes and time per path, shares per size bucket, tuning history. */
     CommStats stats();

@@ -15,7 +15,8 @@ import java.util.List;
 /**
  * Splits the ranks of an exchange into subgroups, each with a fresh rendezvous of its own, the way
  * {@code ncclCommSplit} groups ranks: ranks that pass the same color form a group, ordered by key (then
- * by parent rank); a negative color joins none. The group's first rank (its leader) makes a new unique id
+ * by parent rank); {@link #NO_COLOR} joins none, and a color below it is refused on every rank. The
+ * group's first rank (its leader) makes a new unique id
  * — a TCP rendezvous it serves when the parent's ranks are processes, an in-process token when they are
  * threads — and the parent exchange hands it to the members. A subgroup's exchange therefore depends on
  * no other group's and on no later round of the parent: groups can be created in any order and at the
@@ -47,7 +48,8 @@ public final class Subgroups {
      */
     public static Subgroup split(RankExchange parent, int rank, int color, int key, InetAddress advertise,
                                  FlexLinkConfig config) {
-        byte[][] keys = parent.allGather(ByteBuffer.allocate(8).putInt(Math.max(color, NO_COLOR)).putInt(key).array());
+        byte[][] keys = parent.allGather(ByteBuffer.allocate(8).putInt(color).putInt(key).array());
+        checkColors(keys, rank); // on every rank alike, after the round: no rank is left waiting in the next one
         int[] members = color < 0 ? new int[0] : members(keys, color);
         boolean leader = members.length > 0 && members[0] == rank;
         boolean tcp = parent.crossProcess();
@@ -68,6 +70,18 @@ public final class Subgroups {
                 TcpRendezvous.cancel(id); // frees the port; members that joined already are refused
             }
             throw e;
+        }
+    }
+
+    /** Every rank throws when any rank passed a color below {@link #NO_COLOR}, naming the first such rank. */
+    private static void checkColors(byte[][] keys, int rank) {
+        for (int r = 0; r < keys.length; r++) {
+            int c = keys[r].length == 8 ? ByteBuffer.wrap(keys[r]).getInt() : 0;
+            if (c < NO_COLOR) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "color: " + c + " on rank " + r
+                        + (r == rank ? " (this rank)" : "") + "; a color is >= 0, or " + NO_COLOR
+                        + " (no color) for a rank that joins no group");
+            }
         }
     }
 

@@ -285,8 +285,11 @@ public final class CommunicatorFactory {
         };
         // an abort reaches a peer waiting at a decision point through the board's own abort word
         Runnable tellPeers = board == null ? null : () -> boardToClose.abort(rank);
+        // a child is made over its subgroup's exchange like any rank, on the real backend (it tracks its own)
+        CommSplitter splitter = new CommSplitter(exchange, rank, config, (childExchange, size, childRank) ->
+                initRank(realBackend, config, childExchange, size, childRank, device));
         FlexCommunicator comm = new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
-                config.minSplitBytes(), resources, config.timeout(), tellPeers, config.enqueueThread());
+                config.minSplitBytes(), resources, config.timeout(), tellPeers, config.enqueueThread(), splitter);
         log.owned(0, comm, comm::abort); // it frees everything made so far; an abort also tells the peers
         if (board != null) {
             board.cancelWhen(comm::abortRequested); // an abort (or the watchdog) ends a wait for the peers

@@ -24,6 +24,7 @@ import io.flexlink.validate.Validator;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,16 +60,18 @@ public final class FlexCommunicator extends CollectiveApi {
     private final CallWatch watch;
     /** This communicator's calls of the current group (or the one call of a group of one). */
     private final GroupedCalls grouped;
+    private final CommSplitter splitter;
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
                      List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
-                     Duration timeout, Runnable tellPeers, boolean enqueueThread) {
+                     Duration timeout, Runnable tellPeers, boolean enqueueThread, CommSplitter splitter) {
         super(rank, size, device);
         this.backend = backend;
         this.transport = transport;
         this.hasPrimary = primary != null;
         Path[] aux = auxPaths.toArray(new Path[0]);
         this.shares = shares;
+        this.splitter = splitter;
         this.grouped = new GroupedCalls(aux.length);
         List<String> names = new ArrayList<>();
         names.add(primary == null ? "primary(off)" : primary.name());
@@ -107,6 +110,18 @@ public final class FlexCommunicator extends CollectiveApi {
                           long[] recvDispls, DataType type, Stream stream) {
         checkNotClosed();
         AllToAllV.run(this, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, stream);
+    }
+
+    /** Checked under the lock like a call, then split outside it: the split waits for the other ranks. */
+    @Override
+    public Optional<Communicator> split(int color, int key) {
+        lock.lock();
+        try {
+            life.checkUsable();
+        } finally {
+            lock.unlock();
+        }
+        return splitter.split(color, key);
     }
 
     @Override

@@ -2,11 +2,13 @@ package io.flexlink.hier;
 
 import io.flexlink.Collective;
 import io.flexlink.CommStats;
+import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.Stream;
+import io.flexlink.comm.CommSplitter;
 import io.flexlink.launch.Groups;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RankExchange;
@@ -16,6 +18,7 @@ import io.flexlink.runtime.Scratch;
 import io.flexlink.validate.CollectiveApi;
 import io.flexlink.validate.Validator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -41,6 +44,8 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     private final Backend backend;
     private final HierRank h;
     private final RankExchange parent;
+    /** Splits over the job's exchange: a child may span several nodes (hierarchical) or one (single-node). */
+    private final CommSplitter splitter;
     private final StageTimer timer;
     private final Scratch scratch;
     private final Zeros zeros;
@@ -60,9 +65,10 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     private boolean released;
     private volatile boolean freed;
 
-    HierarchicalCommunicator(Backend backend, HierRank h, int device, RankExchange parent) {
+    HierarchicalCommunicator(Backend backend, HierRank h, int device, RankExchange parent, CommSplitter splitter) {
         super(h.rank, h.size, device);
         this.backend = backend;
+        this.splitter = splitter;
         this.h = h;
         this.parent = parent;
         this.timer = new StageTimer(backend, device);
@@ -95,6 +101,12 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     @Override
     protected void checkNotClosed() {
         checkUsable();
+    }
+
+    @Override
+    public Optional<Communicator> split(int color, int key) {
+        checkUsable();
+        return splitter.split(color, key);
     }
 
     private void checkUsable() {

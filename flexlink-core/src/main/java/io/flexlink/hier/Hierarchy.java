@@ -9,6 +9,7 @@ import io.flexlink.bootstrap.NodeIdentity;
 import io.flexlink.bootstrap.NodeLayout;
 import io.flexlink.bootstrap.Subgroups;
 import io.flexlink.bootstrap.TcpRendezvous;
+import io.flexlink.comm.CommSplitter;
 import io.flexlink.comm.CommunicatorFactory;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
@@ -142,7 +143,9 @@ public final class Hierarchy {
             railGroup.exchange().close(); // the rail's own links watch its peers from now on
             HierRank h = new HierRank(rank, layout, intra, rail, config.minSplitBytes(),
                     config.get(FlexLinkConfig.HIER_PIECE_BYTES));
-            HierarchicalCommunicator comm = new HierarchicalCommunicator(backend, h, device, parent);
+            CommSplitter splitter = new CommSplitter(parent, rank, config, (childExchange, size, childRank) ->
+                    initRank(backend, config, childExchange, size, childRank, childLocal -> device));
+            HierarchicalCommunicator comm = new HierarchicalCommunicator(backend, h, device, parent, splitter);
             built.set(comm);
             parent.onPeerLost(comm::peerLost);
             if (rank == 0) {

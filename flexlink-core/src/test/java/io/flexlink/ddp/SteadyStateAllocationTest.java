@@ -201,6 +201,11 @@ class SteadyStateAllocationTest {
     /** One rank that reduces nothing; its AllGather copies the rank's own block (the only one). */
     static final class InertCommunicator implements Communicator {
         @Override
+        public java.util.Optional<Communicator> split(int color, int key) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in does not split");
+        }
+
+        @Override
         public int rank() {
             return 0;
         }

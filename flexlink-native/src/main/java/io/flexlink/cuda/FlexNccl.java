@@ -13,6 +13,7 @@ import java.nio.IntBuffer;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.nccl;
 import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.cuda.nccl.ncclConfig_t;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.IntPointer;
@@ -290,6 +291,19 @@ public final class FlexNccl {
 
     public static int ncclCommUserRank(ncclComm comm, int[] rank) {
         return FacadeCalls.answer(comm, 3, rank);
+    }
+
+    // ---- ncclCommSplit (FacadeSplit; grouped splits run at the outermost ncclGroupEnd, as NCCL's) ----
+
+    public static final int NCCL_SPLIT_NOCOLOR = -1;
+
+    public static int ncclCommSplit(ncclComm comm, int color, int key, ncclComm newcomm, ncclConfig_t config) {
+        return newcomm == null ? ncclInvalidArgument : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm));
+    }
+
+    public static int ncclCommSplit(ncclComm comm, int color, int key, PointerPointer newcomm, ncclConfig_t config) {
+        return newcomm == null || newcomm.address() == 0 ? ncclInvalidArgument
+                : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm));
     }
 
     // ---- collectives ----

@@ -159,13 +159,35 @@ final class NcclFacade {
         FlexLink.groupStart();
     }
 
-    /** Ends the group; the depth drops before the end can fail, as NCCL's does. */
+    /**
+     * Ends the group; the depth drops before the end can fail, as NCCL's does. The outermost end also runs
+     * the group's ncclCommSplit calls ({@link FacadeSplit}), even when the group's collectives failed.
+     */
     static void groupEnd() {
         int[] g = GROUP.get();
         if (g[0] > 0) {
             g[0]--;
         }
-        FlexLink.groupEnd();
+        FlexLinkException failed = null;
+        try {
+            FlexLink.groupEnd();
+        } catch (FlexLinkException e) {
+            failed = e;
+        }
+        if (g[0] == 0) {
+            try {
+                FacadeSplit.runDeferred();
+            } catch (FlexLinkException e) {
+                if (failed == null) {
+                    failed = e;
+                } else {
+                    failed.addSuppressed(e);
+                }
+            }
+        }
+        if (failed != null) {
+            throw failed;
+        }
     }
 
     /** This thread's facade group depth (tests). */
