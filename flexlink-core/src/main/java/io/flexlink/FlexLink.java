@@ -87,6 +87,17 @@ public final class FlexLink {
     }
 
     /**
+     * A fresh unique id that ranks in any process of this machine may join, rank 0 included (what the NCCL
+     * facade's {@code ncclGetUniqueId} gives): send its bytes to every rank by any means. With
+     * {@code flexlink.commId} ({@code FLEXLINK_COMM_ID=host:port}) rank 0 listens there from its
+     * {@code initRank}; else the id's lobby listens on loopback at a port the system picks, until every rank
+     * has met it or {@code flexlink.initTimeout} passed without a rank arriving (docs/operations.md).
+     */
+    public static UniqueId getUniqueIdForProcesses(FlexLinkConfig config) {
+        return TcpRendezvous.anyProcess(concluded(config));
+    }
+
+    /**
      * A fresh unique id for ranks that may be other processes of this machine: binds rank 0's TCP
      * rendezvous now, at {@code host}:{@code port} ({@code port} 0 picks a free one; the bind address is
      * {@code flexlink.bootstrap.bind} when set). Send the id to every rank (e.g. {@link UniqueId#toBase64()});

@@ -4,10 +4,11 @@ import io.flexlink.Collective;
 import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.DataType;
+import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
-import io.flexlink.UniqueId;
+import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.cuda.NcclFacade.FacadeComm;
 import java.nio.IntBuffer;
 import org.bytedeco.cuda.cudart.CUstream_st;
@@ -125,14 +126,25 @@ public final class FlexNccl {
         }
     }
 
-    /** Writes a fresh FlexLink unique id (128 bytes, like NCCL's) into {@code uniqueId}. */
+    /**
+     * Writes a fresh FlexLink unique id (128 bytes, like NCCL's) into {@code uniqueId}, which ranks in any
+     * process of this machine may join, rank 0 included, like NCCL's: its lobby listens on loopback (or
+     * {@code FLEXLINK_COMM_ID=host:port}, where rank 0 listens from its ncclCommInitRank), and closes once
+     * every rank met it or {@code flexlink.initTimeout} passed without one arriving (docs/migration.md).
+     */
     public static int ncclGetUniqueId(ncclUniqueId uniqueId) {
         if (uniqueId == null || uniqueId.address() == 0) {
             return ncclInvalidArgument;
         }
-        byte[] b = UniqueId.random().toBytes();
-        UNSAFE.copyMemory(b, UNSAFE.arrayBaseOffset(byte[].class), null, idAddress(uniqueId), NCCL_UNIQUE_ID_BYTES);
-        return ncclSuccess;
+        try {
+            byte[] b = FlexLink.getUniqueIdForProcesses(FlexLinkConfig.fromEnvironment()).toBytes();
+            UNSAFE.copyMemory(b, UNSAFE.arrayBaseOffset(byte[].class), null, idAddress(uniqueId), NCCL_UNIQUE_ID_BYTES);
+            return ncclSuccess;
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed("ncclGetUniqueId", e);
+        } catch (RuntimeException | LinkageError e) {
+            return NcclFacade.internal("ncclGetUniqueId", e);
+        }
     }
 
     static long idAddress(ncclUniqueId id) {
