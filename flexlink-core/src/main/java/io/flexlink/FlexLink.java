@@ -163,7 +163,11 @@ public final class FlexLink {
 
     /**
      * Like {@code ncclCommInitRank}. Ranks whose {@code flexlink.nodeId} (or host) differ make a
-     * hierarchical communicator, as {@link #initFromEnv()} does.
+     * hierarchical communicator, as {@link #initFromEnv()} does. Inside a group (as NCCL's
+     * {@code ncclGroupStart(); ncclCommInitRank(...) × n; ncclGroupEnd();}, one thread making several ranks)
+     * the arguments are checked now and the creation is deferred: the outermost {@link #groupEnd()} creates
+     * every rank of the group together and throws the first failure; the returned communicators are usable
+     * after it (before, {@code getAsyncError()} is IN_PROGRESS and calls are INVALID_USAGE).
      */
     public static Communicator initRank(Backend backend, FlexLinkConfig config, int nranks, UniqueId id, int rank,
                                         int device) {
@@ -172,7 +176,17 @@ public final class FlexLink {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "nranks: " + nranks + ", at most " + MAX_RANKS
                     + " in one communicator");
         }
-        return Hierarchy.initRank(backend, concluded(config), nranks, id, rank, device);
+        FlexLinkConfig c = concluded(config);
+        if (!Groups.active()) {
+            return Hierarchy.initRank(backend, c, nranks, id, rank, device);
+        }
+        if (id == null || nranks < 1 || rank < 0 || rank >= nranks || device < 0 || device >= backend.deviceCount()) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, id == null ? "commId: null"
+                    : nranks < 1 ? "nranks: " + nranks + " (must be at least 1)"
+                    : rank < 0 || rank >= nranks ? "rank: " + rank + " is not in [0, " + nranks + ")"
+                    : "device: " + device + " is not a device of the " + backend.name() + " backend");
+        }
+        return GroupedInit.defer(nranks, rank, device, () -> Hierarchy.initRank(backend, c, nranks, id, rank, device));
     }
 
     private static void checkBackend(Backend backend) {
@@ -194,8 +208,25 @@ public final class FlexLink {
         Groups.start();
     }
 
-    /** Ends the innermost group; the outermost launches the group's calls (like {@code ncclGroupEnd}). */
+    /**
+     * Ends the innermost group; the outermost launches the group's calls and creates the communicators
+     * {@link #initRank} deferred in it (like {@code ncclGroupEnd}), throwing the first failure of either.
+     */
     public static void groupEnd() {
-        Groups.end();
+        Throwable failure = null;
+        try {
+            Groups.end();
+        } catch (RuntimeException | Error e) {
+            failure = e;
+        }
+        if (!Groups.active()) {
+            failure = GroupedInit.runPending(failure);
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        if (failure != null) {
+            throw (RuntimeException) failure;
+        }
     }
 }
