@@ -3,7 +3,18 @@ package io.flexlink.cuda;
 import static io.flexlink.runtime.NativeMemory.UNSAFE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.ReduceOp;
+import io.flexlink.Result;
+import io.flexlink.UniqueId;
+import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.cuda.facade.FacadeIdProgram;
+import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.RuntimeStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import io.flexlink.testing.ProcessJob;
 import java.nio.file.Path;
 import java.util.Base64;
@@ -21,8 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Issue #17 on a GPU: two JVMs on GPU 0 joining one ncclGetUniqueId made by a third process (this one,
  * no rank) and running an AllReduce; a grouped ncclCommInitRank of two ranks on GPU 0 from one thread;
- * non-blocking ncclCommInitRankConfig polled to success; ncclBcast; and the ncclConfig_t layout the
- * facade reads raw, against bytedeco's accessors.
+ * non-blocking ncclCommInitRankConfig polled to success; ncclBcast; the core API's grouped initRank on the
+ * CUDA backend; and the ncclConfig_t layout the facade reads raw, against bytedeco's accessors.
  */
 @Tag("gpu")
 class FacadeIdsGpuTest {
@@ -68,6 +79,71 @@ class FacadeIdsGpuTest {
     void bcastInPlace() {
         GpuTests.assumeCuda();
         FacadeIdProgram.bcast(N + 3);
+    }
+
+    /** The core API's grouped creation on the CUDA backend: FlexLink.initRank × 2 on GPU 0 inside one group. */
+    @Test
+    void coreGroupedInitRankOfTwoRanksOnGpu0() {
+        try (CudaBackend backend = GpuTests.open()) {
+            FlexLinkConfig config = FlexLinkConfig.fromEnvironment();
+            UniqueId id = FlexLink.getUniqueIdForProcesses(config);
+            Communicator[] c = new Communicator[2];
+            FlexLink.groupStart();
+            try {
+                for (int r = 0; r < 2; r++) {
+                    c[r] = FlexLink.initRank(backend, config, 2, id, r, 0);
+                    assertEquals(Result.IN_PROGRESS, c[r].getAsyncError());
+                }
+            } finally {
+                FlexLink.groupEnd();
+            }
+            int n = N + 5;
+            DeviceMemory[] send = new DeviceMemory[2];
+            DeviceMemory[] recv = new DeviceMemory[2];
+            RuntimeStream[] s = new RuntimeStream[2];
+            ByteBuffer b = ByteBuffer.allocateDirect(n * 4).order(ByteOrder.nativeOrder());
+            try {
+                for (int r = 0; r < 2; r++) {
+                    assertEquals(Result.SUCCESS, c[r].getAsyncError());
+                    send[r] = backend.allocate(0, n * 4L);
+                    recv[r] = backend.allocate(0, n * 4L);
+                    s[r] = backend.createStream(0, "grouped-init-" + r);
+                    for (int i = 0; i < n; i++) {
+                        b.putInt(i * 4, -1);
+                    }
+                    backend.upload(recv[r].address(), b);
+                    for (int i = 0; i < n; i++) {
+                        b.putInt(i * 4, (r + 1) * 1000 + i % 977);
+                    }
+                    backend.upload(send[r].address(), b);
+                }
+                FlexLink.groupStart();
+                for (int r = 0; r < 2; r++) {
+                    c[r].allReduce(send[r].address(), recv[r].address(), n, DataType.INT32, ReduceOp.SUM, s[r]);
+                }
+                FlexLink.groupEnd();
+                for (int r = 0; r < 2; r++) {
+                    s[r].synchronize();
+                    backend.download(b, recv[r].address());
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(3000 + 2 * (i % 977), b.getInt(i * 4), "rank " + r + " element " + i);
+                    }
+                }
+            } finally {
+                for (int r = 0; r < 2; r++) {
+                    if (s[r] != null) {
+                        s[r].close();
+                    }
+                    if (send[r] != null) {
+                        send[r].close();
+                    }
+                    if (recv[r] != null) {
+                        recv[r].close();
+                    }
+                    c[r].close();
+                }
+            }
+        }
     }
 
     /** The offsets FacadeOptions reads are where bytedeco's accessors (the real header's) put each field. */
