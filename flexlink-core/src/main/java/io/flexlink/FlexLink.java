@@ -87,6 +87,17 @@ public final class FlexLink {
     }
 
     /**
+     * A fresh unique id that ranks in any process of this machine may join, rank 0 included (what the NCCL
+     * facade's {@code ncclGetUniqueId} gives): send its bytes to every rank by any means. With
+     * {@code flexlink.commId} ({@code FLEXLINK_COMM_ID=host:port}) rank 0 listens there from its
+     * {@code initRank}; else the id's lobby listens on loopback at a port the system picks, until every rank
+     * has met it or {@code flexlink.initTimeout} passed without a rank arriving (docs/operations.md).
+     */
+    public static UniqueId getUniqueIdForProcesses(FlexLinkConfig config) {
+        return TcpRendezvous.anyProcess(concluded(config));
+    }
+
+    /**
      * A fresh unique id for ranks that may be other processes of this machine: binds rank 0's TCP
      * rendezvous now, at {@code host}:{@code port} ({@code port} 0 picks a free one; the bind address is
      * {@code flexlink.bootstrap.bind} when set). Send the id to every rank (e.g. {@link UniqueId#toBase64()});
@@ -152,7 +163,11 @@ public final class FlexLink {
 
     /**
      * Like {@code ncclCommInitRank}. Ranks whose {@code flexlink.nodeId} (or host) differ make a
-     * hierarchical communicator, as {@link #initFromEnv()} does.
+     * hierarchical communicator, as {@link #initFromEnv()} does. Inside a group (as NCCL's
+     * {@code ncclGroupStart(); ncclCommInitRank(...) × n; ncclGroupEnd();}, one thread making several ranks)
+     * the arguments are checked now and the creation is deferred: the outermost {@link #groupEnd()} creates
+     * every rank of the group together and throws the first failure; the returned communicators are usable
+     * after it (before, {@code getAsyncError()} is IN_PROGRESS and calls are INVALID_USAGE).
      */
     public static Communicator initRank(Backend backend, FlexLinkConfig config, int nranks, UniqueId id, int rank,
                                         int device) {
@@ -161,7 +176,17 @@ public final class FlexLink {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "nranks: " + nranks + ", at most " + MAX_RANKS
                     + " in one communicator");
         }
-        return Hierarchy.initRank(backend, concluded(config), nranks, id, rank, device);
+        FlexLinkConfig c = concluded(config);
+        if (!Groups.active()) {
+            return Hierarchy.initRank(backend, c, nranks, id, rank, device);
+        }
+        if (id == null || nranks < 1 || rank < 0 || rank >= nranks || device < 0 || device >= backend.deviceCount()) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, id == null ? "commId: null"
+                    : nranks < 1 ? "nranks: " + nranks + " (must be at least 1)"
+                    : rank < 0 || rank >= nranks ? "rank: " + rank + " is not in [0, " + nranks + ")"
+                    : "device: " + device + " is not a device of the " + backend.name() + " backend");
+        }
+        return GroupedInit.defer(nranks, rank, device, () -> Hierarchy.initRank(backend, c, nranks, id, rank, device));
     }
 
     private static void checkBackend(Backend backend) {
@@ -183,8 +208,25 @@ public final class FlexLink {
         Groups.start();
     }
 
-    /** Ends the innermost group; the outermost launches the group's calls (like {@code ncclGroupEnd}). */
+    /**
+     * Ends the innermost group; the outermost launches the group's calls and creates the communicators
+     * {@link #initRank} deferred in it (like {@code ncclGroupEnd}), throwing the first failure of either.
+     */
     public static void groupEnd() {
-        Groups.end();
+        Throwable failure = null;
+        try {
+            Groups.end();
+        } catch (RuntimeException | Error e) {
+            failure = e;
+        }
+        if (!Groups.active()) {
+            failure = GroupedInit.runPending(failure);
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        if (failure != null) {
+            throw (RuntimeException) failure;
+        }
     }
 }

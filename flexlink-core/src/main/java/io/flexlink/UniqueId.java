@@ -10,7 +10,10 @@ import java.util.Base64;
  * {@code ncclUniqueId}: 128 bytes). It carries a random token naming the rendezvous, a random secret
  * that peers must present, and the rendezvous address of rank 0 (IPv4 or IPv6 and port) for ranks in
  * other processes. Layout: magic "FLXL", version, flags, port (2), token (8), secret (16), address
- * length (1), address (up to 16), zero padding.
+ * length (1), address (up to 16), zero padding. The flags say who listens at the address: rank 0's
+ * rendezvous, bound by the process that made the id (0); a lobby that sends every rank on to rank 0's
+ * own rendezvous, wherever rank 0 runs ({@link #LOBBY}); or nobody until rank 0 binds it in
+ * {@code initRank} ({@link #RANK0_BINDS}, a fixed address such as {@code FLEXLINK_COMM_ID}'s).
  */
 public final class UniqueId {
     /** Size in bytes, the same as NCCL's unique id. */
@@ -18,6 +21,10 @@ public final class UniqueId {
     private static final int MAGIC = 0x464C584C; // "FLXL"
     private static final byte VERSION = 1;
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** Flag: the address is a lobby that tells each rank where rank 0's rendezvous is. */
+    public static final int LOBBY = 1;
+    /** Flag: rank 0 binds the address itself when it joins (nobody listens there before). */
+    public static final int RANK0_BINDS = 2;
 
     private final byte[] bytes;
 
@@ -32,11 +39,24 @@ public final class UniqueId {
 
     /** A new id whose rendezvous is at {@code address}:{@code port} (raw IPv4/IPv6 bytes; null for none). */
     public static UniqueId withAddress(byte[] address, int port) {
+        return withAddress(address, port, 0);
+    }
+
+    /** {@link #withAddress(byte[], int)} with {@link #flags()} ({@link #LOBBY} or {@link #RANK0_BINDS}). */
+    public static UniqueId withAddress(byte[] address, int port, int flags) {
+        if (flags != 0 && flags != LOBBY && flags != RANK0_BINDS) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "flags: " + flags + " (0, LOBBY or RANK0_BINDS)");
+        }
+        if (flags != 0 && address == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "address: null with flags " + flags);
+        }
         byte[] token = new byte[8];
         byte[] secret = new byte[16];
         RANDOM.nextBytes(token);
         RANDOM.nextBytes(secret);
-        return of(address, port, token, secret);
+        UniqueId id = of(address, port, token, secret);
+        id.bytes[5] = (byte) flags;
+        return id;
     }
 
     /**
@@ -77,6 +97,10 @@ public final class UniqueId {
         int len = bytes[32] & 0xff;
         if (len != 0 && len != 4 && len != 16) {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "uniqueId: corrupt address length " + len);
+        }
+        int flags = bytes[5];
+        if (flags != 0 && flags != LOBBY && flags != RANK0_BINDS || flags != 0 && len == 0) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "uniqueId: corrupt flags " + flags);
         }
         return new UniqueId(bytes.clone());
     }
@@ -125,6 +149,11 @@ public final class UniqueId {
     public byte[] address() {
         int len = bytes[32] & 0xff;
         return len == 0 ? null : Arrays.copyOfRange(bytes, 33, 33 + len);
+    }
+
+    /** 0, {@link #LOBBY} or {@link #RANK0_BINDS}: who listens at {@link #address()}. */
+    public int flags() {
+        return bytes[5];
     }
 
     /** Rank 0's rendezvous port (0 when none). */

@@ -61,6 +61,7 @@ final class RendezvousClient implements RankExchange {
                                     int nranks, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         long backoff = TimeUnit.MILLISECONDS.toNanos(20);
+        boolean redirected = false;
         while (true) { // again when the door dropped the connection before reading its HELLO (a flood)
             Socket s;
             while (true) {
@@ -104,6 +105,15 @@ final class RendezvousClient implements RankExchange {
                     }
                     LockSupport.parkNanos(Math.min(backoff, Math.max(0, deadline - System.nanoTime())));
                     backoff = Math.min(backoff * 2, TimeUnit.MILLISECONDS.toNanos(500));
+                    continue;
+                }
+                if (reply.type == Wire.REDIRECT && !redirected && reply.payload.length == 4) {
+                    // a lobby: rank 0's own rendezvous listens at this port of the same address
+                    conn.close();
+                    redirected = true;
+                    int port = java.nio.ByteBuffer.wrap(reply.payload).getInt();
+                    server = new InetSocketAddress(server.getAddress(), port);
+                    where = where + " -> port " + port;
                     continue;
                 }
                 if (reply.type == Wire.REJECT) {

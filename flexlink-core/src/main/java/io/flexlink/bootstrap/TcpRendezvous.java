@@ -90,13 +90,55 @@ public final class TcpRendezvous {
         return SERVING.containsKey(id.token());
     }
 
+    /**
+     * A fresh id that ranks in any process of this machine may join, whichever process runs rank 0
+     * (NCCL's {@code ncclGetUniqueId}): with {@code flexlink.commId} set, that address, where rank 0 will
+     * listen from its {@code initRank}; else a {@link RendezvousLobby} on loopback at a port the system picks,
+     * open until every rank met it or {@code flexlink.initTimeout} passed without a rank arriving.
+     */
+    public static UniqueId anyProcess(FlexLinkConfig config) {
+        String fixed = config.get(FlexLinkConfig.COMM_ID);
+        if (!fixed.isEmpty()) {
+            int colon = fixed.lastIndexOf(':');
+            InetAddress host;
+            try {
+                host = InetAddress.getByName(fixed.substring(0, colon));
+            } catch (UnknownHostException e) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.commId (FLEXLINK_COMM_ID): unknown host '"
+                        + fixed.substring(0, colon) + "'", e);
+            }
+            if (host.isAnyLocalAddress()) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "flexlink.commId (FLEXLINK_COMM_ID): " + fixed
+                        + " is not an address peers can connect to (bind with flexlink.bootstrap.bind instead)");
+            }
+            return UniqueId.withAddress(host.getAddress(), Integer.parseInt(fixed.substring(colon + 1)),
+                    UniqueId.RANK0_BINDS);
+        }
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        ServerSocketChannel listener = bind(loopback, 0);
+        return RendezvousLobby.open(listener, loopback, where(loopback, listener.socket().getLocalPort()),
+                config.initTimeout());
+    }
+
     /** The exchange of {@code rank} for an id that carries rank 0's address (rank 0: in the process that made it). */
     public static RankExchange join(UniqueId id, int nranks, int rank, Duration timeout) {
+        return join(id, nranks, rank, timeout, null);
+    }
+
+    /** {@link #join(UniqueId, int, int, Duration)} with rank 0's bind address of a {@link UniqueId#RANK0_BINDS} id. */
+    public static RankExchange join(UniqueId id, int nranks, int rank, FlexLinkConfig config) {
+        return join(id, nranks, rank, config.initTimeout(), config);
+    }
+
+    private static RankExchange join(UniqueId id, int nranks, int rank, Duration timeout, FlexLinkConfig config) {
         byte[] address = id.address();
         if (address == null) {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "commId: " + id + " carries no rendezvous address");
         }
         InetAddress host = inet(address);
+        if (rank == 0 && id.flags() != 0) {
+            return rankZeroServes(id, host, nranks, timeout, config);
+        }
         if (rank == 0) {
             RendezvousServer server = SERVING.remove(id.token());
             if (server == null) {
@@ -188,6 +230,35 @@ public final class TcpRendezvous {
             return s.advertised();
         }
         return InetAddress.getLoopbackAddress();
+    }
+
+    /**
+     * Rank 0 of an id it did not bind when the id was made: listens now, at the id's port for a
+     * {@link UniqueId#RANK0_BINDS} id, else at a free port of the id's address, which it tells the lobby.
+     */
+    private static RankExchange rankZeroServes(UniqueId id, InetAddress host, int nranks, Duration timeout,
+                                               FlexLinkConfig config) {
+        boolean lobby = id.flags() == UniqueId.LOBBY;
+        if (lobby && nranks == 1) {
+            RendezvousLobby.register(id, 1, 0, timeout); // nobody to send on: the lobby closes
+            return mine -> new byte[][] {mine.clone()};
+        }
+        InetAddress bindTo = lobby || config == null ? host : bindAddress(config, host);
+        ServerSocketChannel listener = bind(bindTo, lobby ? 0 : id.port());
+        int port = listener.socket().getLocalPort();
+        LOG.debug("INIT rendezvous: rank 0 listens on {} (bound to {})", where(host, port), where(bindTo, port));
+        RendezvousServer server = new RendezvousServer(listener, id.tokenBytes(), id.secret(), where(host, port),
+                RendezvousServer.HELLO_TIMEOUT).advertise(host);
+        try {
+            server.attach(nranks, timeout);
+            if (lobby) {
+                RendezvousLobby.register(id, nranks, port, timeout);
+            }
+        } catch (RuntimeException e) {
+            server.fail(e);
+            throw e;
+        }
+        return nranks == 1 ? closeAfterOne(server) : server;
     }
 
     static void forget(RendezvousServer server) {

@@ -15,12 +15,17 @@ import java.nio.charset.StandardCharsets;
  * tells a client that another rank is gone; BYE ends a connection cleanly; ABORT ends it because the
  * sender's communicator creation failed, saying why. RETRY answers a HELLO of this job for a
  * communicator rank 0's process has not opened yet (its port serves the job's earlier ones): the client
- * connects again later.
+ * connects again later. REDIRECT answers a HELLO at the lobby of an id ({@link RendezvousLobby}): its
+ * payload is the port of rank 0's rendezvous at the same address; rank 0 itself sends it to the lobby to
+ * say where it listens.
  */
 final class Wire {
     static final int MAGIC = 0x464C5852; // "FLXR"
-    /** 2: ABORT added; 3: RETRY added, rank 0's HELLO (a second process claiming rank 0) is a collision. */
-    static final int VERSION = 3;
+    /**
+     * 2: ABORT added; 3: RETRY added, rank 0's HELLO (a second process claiming rank 0) is a collision;
+     * 4: REDIRECT added (lobbies).
+     */
+    static final int VERSION = 4;
     static final int HELLO = 1;
     static final int ACCEPT = 2;
     static final int REJECT = 3;
@@ -31,6 +36,7 @@ final class Wire {
     static final int BYE = 8;
     static final int ABORT = 9;
     static final int RETRY = 10;
+    static final int REDIRECT = 11;
     static final int HEADER_BYTES = 12;
     /** HELLO's payload: magic, version, token (8), secret (16), ranks, rank, pid. */
     static final int HELLO_PAYLOAD = 4 + 4 + 8 + 16 + 4 + 4 + 8;

@@ -132,6 +132,13 @@ public final class FlexLinkConfig {
                     + "keep the rendezvous on loopback or a cluster-internal network (see docs/operations.md).",
             s -> s);
 
+    /** A fixed address for the unique ids of the NCCL facade (like NCCL_COMM_ID). */
+    public static final Setting<String> COMM_ID = define("flexlink.commId", "",
+            "`host:port` for the unique ids of `FlexNccl.ncclGetUniqueId`, like NCCL_COMM_ID: rank 0 listens "
+                    + "there when it calls ncclCommInitRank (nothing listens before). Empty: each id gets a lobby "
+                    + "on loopback at a port the system picks (docs/operations.md).",
+            SettingParsers::hostPort);
+
     /** The shared secret of a job launched from torchrun's environment. */
     public static final Setting<byte[]> SECRET = define("flexlink.secret", "",
             "Shared secret of a job started with torchrun's variables (FlexLink.initFromEnv): hex or Base64, at "

@@ -27,6 +27,31 @@ final class SettingParsers {
         return new FlexLinkException(Result.INVALID_ARGUMENT, why);
     }
 
+    /**
+     * Empty, or {@code host:port} ({@code [v6 address]:port}) with a port in [1, 65535]; the host is
+     * resolved where it is used, not here (a name may resolve differently by then).
+     */
+    static String hostPort(String s) {
+        String v = s.trim();
+        if (v.isEmpty()) {
+            return v;
+        }
+        int colon = v.lastIndexOf(':');
+        String host = colon < 0 ? "" : v.substring(0, colon);
+        if (host.startsWith("[") != host.endsWith("]") || host.replace("[", "").replace("]", "").isEmpty()) {
+            throw invalid("'" + s + "' is not host:port (an IPv6 address in brackets)");
+        }
+        try {
+            int port = Integer.parseInt(v.substring(colon + 1));
+            if (port >= 1 && port <= 0xffff) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // said below
+        }
+        throw invalid("'" + s + "': the port must be a number in [1, 65535]");
+    }
+
     /** One of {@code allowed}, case-insensitive, as the lower-case word. */
     static Function<String, String> oneOf(String... allowed) {
         return v -> {

@@ -52,7 +52,7 @@ public final class Hierarchy {
         }
         checkDevice(backend, device);
         if (id.address() != null) { // ranks may be processes: they meet over TCP
-            return initRank(backend, config, TcpRendezvous.join(id, nranks, rank, config.initTimeout()), nranks, rank,
+            return initRank(backend, config, TcpRendezvous.join(id, nranks, rank, config), nranks, rank,
                     local -> device);
         }
         RankExchange exchange = InProcessRendezvous.join(id.token(), nranks, rank, config.initTimeout());

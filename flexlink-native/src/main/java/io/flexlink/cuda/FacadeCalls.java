@@ -33,8 +33,9 @@ final class FacadeCalls {
     static int collective(Collective which, Pointer sendbuff, Pointer recvbuff, long count, int datatype, int op,
                           int root, ncclComm comm, CUstream_st stream) {
         FacadeComm c = NcclFacade.lookup(comm);
-        if (c == null) {
-            return Result.INVALID_ARGUMENT.code();
+        int pending = 0;
+        if (c == null && (c = madeMeanwhile(comm, pending = FacadePending.code(comm))) == null) {
+            return pending; // in progress, its creation's error, or unknown
         }
         int entry = -1;
         try {
@@ -65,6 +66,14 @@ final class FacadeCalls {
         } finally {
             restore(entry);
         }
+    }
+
+    /**
+     * After a miss in the table: the communicator when its creation finished meanwhile ({@code pending}, read
+     * after the miss, says no creation is pending: a finished one is put into the table before it leaves).
+     */
+    private static FacadeComm madeMeanwhile(Pointer comm, int pending) {
+        return pending == Result.INVALID_ARGUMENT.code() ? NcclFacade.lookup(comm) : null;
     }
 
     /** Queries of a communicator: 0 async error, 1 count, 2 device, 3 rank. */
@@ -111,7 +120,16 @@ final class FacadeCalls {
         }
         int v;
         try {
-            v = query(comm, what);
+            int pending = 0;
+            if (NcclFacade.lookup(comm) == null
+                    && madeMeanwhile(comm, pending = FacadePending.code(comm)) == null) {
+                if (pending == Result.INVALID_ARGUMENT.code() || what != 0) {
+                    return pending; // a count or rank of a communicator being made: ncclInProgress
+                }
+                v = pending; // its async error: ncclInProgress, then its creation's error
+            } else {
+                v = query(comm, what);
+            }
         } catch (FlexLinkException e) {
             return NcclFacade.failed("ncclComm query", e);
         } catch (RuntimeException | LinkageError e) {

@@ -6,10 +6,12 @@ import static io.flexlink.cuda.FlexNccl.ncclSuccess;
 import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
 import java.nio.IntBuffer;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
 import org.bytedeco.javacpp.IntPointer;
+import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerPointer;
 
 /** Communicator creation behind {@link FlexNccl}: argument decoding and writing the handles back. */
@@ -18,19 +20,75 @@ final class FacadeInit {
     private FacadeInit() {
     }
 
-    static int initRank(long[] handle, int nranks, ncclUniqueId commId, int rank) {
+    /** {@link FacadeCreation#initRank} of the CUDA backend, with the id read from bytedeco's struct. */
+    static int initRank(long[] handle, int nranks, ncclUniqueId commId, int rank, FacadeOptions options) {
         if (commId == null || commId.address() == 0) {
             return ncclInvalidArgument;
         }
+        byte[] id = new byte[NCCL_UNIQUE_ID_BYTES];
+        UNSAFE.copyMemory(null, FlexNccl.idAddress(commId), id, UNSAFE.arrayBaseOffset(byte[].class), NCCL_UNIQUE_ID_BYTES);
+        return FacadeCreation.CUDA.initRank(handle, nranks, id, rank, options);
+    }
+
+    /** {@code ncclCommInitRankConfig} into one {@link ncclComm}: its handle is written on success and in progress. */
+    static int initRankConfig(ncclComm comm, int nranks, ncclUniqueId commId, int rank, Pointer config) {
+        if (comm == null) {
+            return ncclInvalidArgument;
+        }
+        long[] h = new long[1];
+        int rc = initRankConfig(h, nranks, commId, rank, config);
+        if (rc == ncclSuccess || rc == Result.IN_PROGRESS.code()) {
+            NcclFacade.setAddress(comm, h[0]);
+        }
+        return rc;
+    }
+
+    static int initRankConfig(PointerPointer comm, int nranks, ncclUniqueId commId, int rank, Pointer config) {
+        if (comm == null || comm.address() == 0) {
+            return ncclInvalidArgument;
+        }
+        long[] h = new long[1];
+        int rc = initRankConfig(h, nranks, commId, rank, config);
+        if (rc == ncclSuccess || rc == Result.IN_PROGRESS.code()) {
+            UNSAFE.putLong(comm.address() + 8 * comm.position(), h[0]);
+        }
+        return rc;
+    }
+
+    private static int initRankConfig(long[] h, int nranks, ncclUniqueId commId, int rank, Pointer config) {
+        FacadeOptions options;
         try {
-            byte[] id = new byte[NCCL_UNIQUE_ID_BYTES];
-            UNSAFE.copyMemory(null, FlexNccl.idAddress(commId), id, UNSAFE.arrayBaseOffset(byte[].class), NCCL_UNIQUE_ID_BYTES);
-            handle[0] = NcclFacade.initRank(nranks, id, rank);
+            options = FacadeOptions.read(config == null ? 0 : config.address() + config.position() * FacadeOptions.BYTES);
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed("ncclCommInitRankConfig", e);
+        }
+        return initRank(h, nranks, commId, rank, options);
+    }
+
+    /**
+     * {@code ncclCommDestroy} (waits for the communicator's work, then frees it) or {@code ncclCommAbort}
+     * (stops it); NULL is a no-op, as NCCL's; a handle still being made is freed once it is.
+     */
+    static int destroy(ncclComm comm, boolean abort) {
+        if (comm == null || comm.address() == 0) {
+            return ncclSuccess;
+        }
+        NcclFacade.FacadeComm c = NcclFacade.remove(comm);
+        if (c == null) {
+            return FacadePending.release(comm);
+        }
+        String call = abort ? "ncclCommAbort" : "ncclCommDestroy";
+        try {
+            if (abort) {
+                c.comm.abort();
+            } else {
+                c.comm.close();
+            }
             return ncclSuccess;
         } catch (FlexLinkException e) {
-            return NcclFacade.failed("ncclCommInitRank", e);
+            return NcclFacade.failed(call + " (" + c.label + ")", e);
         } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal("ncclCommInitRank", e);
+            return NcclFacade.internal(call + " (" + c.label + ")", e);
         }
     }
 

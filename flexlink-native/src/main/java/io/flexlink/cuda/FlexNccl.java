@@ -6,12 +6,8 @@ import static io.flexlink.runtime.NativeMemory.UNSAFE;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
-import io.flexlink.Result;
-import io.flexlink.UniqueId;
-import io.flexlink.cuda.NcclFacade.FacadeComm;
 import java.nio.IntBuffer;
 import org.bytedeco.cuda.cudart.CUstream_st;
-import org.bytedeco.cuda.global.nccl;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclConfig_t;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
@@ -79,61 +75,32 @@ public final class FlexNccl {
     public static final int ncclFloat8e5m2 = 11;
     public static final int ncclNumTypes = 12;
 
-    private static final BytePointer[] ERROR_STRINGS = new BytePointer[ncclNumResults + 1];
-
     private FlexNccl() {
     }
 
     // ---- version, ids, errors ----
 
     public static int ncclGetVersion(IntPointer version) {
-        if (!FacadeCalls.writable(version)) {
-            return ncclInvalidArgument;
-        }
-        int[] v = new int[1];
-        int rc = ncclGetVersion(v);
-        if (rc == ncclSuccess) {
-            version.put(0, v[0]);
-        }
-        return rc;
+        return FacadeInfo.version(version);
     }
 
     public static int ncclGetVersion(IntBuffer version) {
-        if (!FacadeCalls.writable(version)) {
-            return ncclInvalidArgument;
-        }
-        int[] v = new int[1];
-        int rc = ncclGetVersion(v);
-        if (rc == ncclSuccess) {
-            version.put(version.position(), v[0]);
-        }
-        return rc;
+        return FacadeInfo.version(version);
     }
 
     /** The version of the NCCL library underneath (FlexLink follows its semantics). */
     public static int ncclGetVersion(int[] version) {
-        if (version == null || version.length < 1) {
-            return ncclInvalidArgument;
-        }
-        try {
-            if (!CudaLibraries.ncclAvailable()) {
-                NcclFacade.LOG.debug("COLL ncclGetVersion: {}", CudaLibraries.ncclUnavailableReason());
-                return ncclSystemError;
-            }
-            return nccl.ncclGetVersion(version);
-        } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal("ncclGetVersion", e);
-        }
+        return FacadeInfo.version(version);
     }
 
-    /** Writes a fresh FlexLink unique id (128 bytes, like NCCL's) into {@code uniqueId}. */
+    /**
+     * Writes a fresh FlexLink unique id (128 bytes, like NCCL's) into {@code uniqueId}, which ranks in any
+     * process of this machine may join, rank 0 included, like NCCL's: its lobby listens on loopback (or
+     * {@code FLEXLINK_COMM_ID=host:port}, where rank 0 listens from its ncclCommInitRank), and closes once
+     * every rank met it or {@code flexlink.initTimeout} passed without one arriving (docs/migration.md).
+     */
     public static int ncclGetUniqueId(ncclUniqueId uniqueId) {
-        if (uniqueId == null || uniqueId.address() == 0) {
-            return ncclInvalidArgument;
-        }
-        byte[] b = UniqueId.random().toBytes();
-        UNSAFE.copyMemory(b, UNSAFE.arrayBaseOffset(byte[].class), null, idAddress(uniqueId), NCCL_UNIQUE_ID_BYTES);
-        return ncclSuccess;
+        return FacadeInfo.uniqueId(uniqueId);
     }
 
     static long idAddress(ncclUniqueId id) {
@@ -142,18 +109,7 @@ public final class FlexNccl {
 
     /** FlexLink's text for each result code (a cached native string, like NCCL's static ones). */
     public static BytePointer ncclGetErrorString(int result) {
-        int i = result >= 0 && result < ncclNumResults ? result : ncclNumResults;
-        BytePointer s = ERROR_STRINGS[i];
-        if (s == null) {
-            synchronized (ERROR_STRINGS) {
-                s = ERROR_STRINGS[i];
-                if (s == null) {
-                    s = new BytePointer(i < ncclNumResults ? Result.fromCode(i).description() : "unknown result code");
-                    ERROR_STRINGS[i] = s;
-                }
-            }
-        }
-        return s;
+        return FacadeInfo.errorString(result);
     }
 
     // ---- communicators ----
@@ -163,7 +119,7 @@ public final class FlexNccl {
             return ncclInvalidArgument;
         }
         long[] h = new long[1];
-        int rc = FacadeInit.initRank(h, nranks, commId, rank);
+        int rc = FacadeInit.initRank(h, nranks, commId, rank, FacadeOptions.DEFAULT);
         if (rc == ncclSuccess) {
             NcclFacade.setAddress(comm, h[0]);
         }
@@ -175,7 +131,7 @@ public final class FlexNccl {
             return ncclInvalidArgument;
         }
         long[] h = new long[1];
-        int rc = FacadeInit.initRank(h, nranks, commId, rank);
+        int rc = FacadeInit.initRank(h, nranks, commId, rank, FacadeOptions.DEFAULT);
         if (rc == ncclSuccess) {
             UNSAFE.putLong(comm.address() + 8 * comm.position(), h[0]);
         }
@@ -209,40 +165,12 @@ public final class FlexNccl {
 
     /** Waits for the communicator's work, then frees it. */
     public static int ncclCommDestroy(ncclComm comm) {
-        if (comm == null || comm.address() == 0) {
-            return ncclSuccess; // as NCCL: destroying or aborting NULL is a no-op
-        }
-        FacadeComm c = NcclFacade.remove(comm);
-        if (c == null) {
-            return ncclInvalidArgument;
-        }
-        try {
-            c.comm.close();
-            return ncclSuccess;
-        } catch (FlexLinkException e) {
-            return NcclFacade.failed("ncclCommDestroy", e);
-        } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal("ncclCommDestroy", e);
-        }
+        return FacadeInit.destroy(comm, false);
     }
 
     /** Stops the communicator's work (streams blocked in it are released) and frees it. */
     public static int ncclCommAbort(ncclComm comm) {
-        if (comm == null || comm.address() == 0) {
-            return ncclSuccess; // as NCCL: destroying or aborting NULL is a no-op
-        }
-        FacadeComm c = NcclFacade.remove(comm);
-        if (c == null) {
-            return ncclInvalidArgument;
-        }
-        try {
-            c.comm.abort();
-            return ncclSuccess;
-        } catch (FlexLinkException e) {
-            return NcclFacade.failed("ncclCommAbort", e);
-        } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal("ncclCommAbort", e);
-        }
+        return FacadeInit.destroy(comm, true);
     }
 
     public static int ncclCommGetAsyncError(ncclComm comm, IntPointer asyncError) {
@@ -378,15 +306,45 @@ public final class FlexNccl {
         }
     }
 
+    /** Launches the group's calls and makes the communicators ncclCommInitRank deferred in it (waiting for them). */
     public static int ncclGroupEnd() {
         try {
-            NcclFacade.groupEnd();
-            return ncclSuccess;
-        } catch (FlexLinkException e) {
-            return NcclFacade.failed("ncclGroupEnd", e);
+            return NcclFacade.groupEnd();
         } catch (RuntimeException | LinkageError e) {
             return NcclFacade.internal("ncclGroupEnd", e);
         }
+    }
+
+    // ---- creation with a config, in-place broadcast, errors and debug ----
+
+    /**
+     * {@code ncclCommInitRank} with NCCL's config: {@code blocking = 0} creates in the background and answers
+     * ncclInProgress, as do the handle's calls and ncclCommGetAsyncError until it is made (poll for
+     * ncclSuccess); {@code commName} names it in the log; a bad field is ncclInvalidArgument naming it.
+     */
+    public static int ncclCommInitRankConfig(ncclComm comm, int nranks, ncclUniqueId commId, int rank,
+                                             ncclConfig_t config) {
+        return FacadeInit.initRankConfig(comm, nranks, commId, rank, config);
+    }
+
+    public static int ncclCommInitRankConfig(PointerPointer comm, int nranks, ncclUniqueId commId, int rank,
+                                             ncclConfig_t config) {
+        return FacadeInit.initRankConfig(comm, nranks, commId, rank, config);
+    }
+
+    /** Broadcast in place (NCCL's legacy form): {@code buff} is the root's input and every rank's output. */
+    public static int ncclBcast(Pointer buff, long count, int datatype, int root, ncclComm comm, CUstream_st stream) {
+        return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+    }
+
+    /** {@code comm}'s failed creation, else this thread's last failed call; "" when none. */
+    public static BytePointer ncclGetLastError(ncclComm comm) {
+        return FacadeInfo.lastError(comm);
+    }
+
+    /** Lets the NCCL underneath read NCCL_DEBUG* again (FlexLink logs through SLF4J); nothing without NCCL. */
+    public static void ncclResetDebugInit() {
+        FacadeInfo.resetDebugInit();
     }
 
     static DataType type(int datatype) {

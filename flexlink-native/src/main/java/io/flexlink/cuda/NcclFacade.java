@@ -6,7 +6,6 @@ import io.flexlink.Communicator;
 import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
-import io.flexlink.UniqueId;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import java.util.List;
@@ -35,6 +34,8 @@ final class NcclFacade {
     /** Per thread: [0] facade group depth, [1] 1 while this thread holds an NCCL group for ncclSend/ncclRecv. */
     private static final ThreadLocal<int[]> GROUP = ThreadLocal.withInitial(() -> new int[2]);
     private static volatile CudaBackend ownBackend;
+    /** Per thread: what its last failed facade call said ({@code ncclGetLastError}, like NCCL's per-thread text). */
+    private static final ThreadLocal<String> LAST_ERROR = new ThreadLocal<>();
 
     /** One facade communicator. */
     static final class FacadeComm {
@@ -43,13 +44,23 @@ final class NcclFacade {
         final NcclComm nccl;
         final CudaBackend backend;
         final int device;
+        /** ncclConfig_t's commName, or null. */
+        final String name;
+        /** How log lines name it: its handle and commName (made once, not per failed call). */
+        final String label;
 
         FacadeComm(long handle, Communicator comm, NcclComm nccl, CudaBackend backend) {
+            this(handle, comm, nccl, backend, null);
+        }
+
+        FacadeComm(long handle, Communicator comm, NcclComm nccl, CudaBackend backend, String name) {
             this.handle = handle;
             this.comm = comm;
             this.nccl = nccl;
             this.backend = backend;
             this.device = comm.device();
+            this.name = name;
+            this.label = label(handle, name);
         }
 
         /** The user's stream (null: the legacy default stream), wrapped once per address. */
@@ -128,28 +139,27 @@ final class NcclFacade {
         return handles;
     }
 
-    /** Creates this thread's rank of {@code ncclCommInitRank} on the current device; returns its handle. */
-    static long initRank(int nranks, byte[] id, int rank) {
-        CudaBackend backend = backend();
-        int device = Devices.refresh();
-        NcclTransport.beginCapture();
-        Communicator comm;
-        List<NcclComm> nccls;
-        try {
-            comm = FlexLink.initRank(backend, FlexLinkConfig.fromEnvironment(), nranks, UniqueId.fromBytes(id), rank,
-                    device);
-        } finally {
-            nccls = NcclTransport.endCapture();
-        }
-        return register(comm, nccls.size() == 1 ? nccls.get(0) : null, backend);
-    }
-
     /** Registers {@code comm} under a fresh handle (package-private: tests register host-backend ones). */
     static long register(Communicator comm, NcclComm nccl, CudaBackend backend) {
-        long handle = HANDLE_TAG | NEXT.getAndIncrement();
-        COMMS.put(handle, new FacadeComm(handle, comm, nccl, backend));
-        LOG.debug("INIT FlexNccl comm 0x{}: {}", Long.toHexString(handle), comm);
+        long handle = newHandle();
+        put(new FacadeComm(handle, comm, nccl, backend));
         return handle;
+    }
+
+    /** A handle never handed out before (one made by a creation that finishes later, say). */
+    static long newHandle() {
+        return HANDLE_TAG | NEXT.getAndIncrement();
+    }
+
+    /** Puts a communicator made for a handle of {@link #newHandle()} into the table. */
+    static void put(FacadeComm c) {
+        COMMS.put(c.handle, c);
+        LOG.debug("INIT FlexNccl {}: {}", c.label, c.comm);
+    }
+
+    /** {@code comm 0x…} or {@code comm 0x… 'name'}. */
+    static String label(long handle, String name) {
+        return "comm 0x" + Long.toHexString(handle) + (name == null ? "" : " '" + name + "'");
     }
 
     // ---- groups: FlexLink's (whose end also ends NCCL's group of the primary paths) ----
@@ -160,34 +170,38 @@ final class NcclFacade {
     }
 
     /**
-     * Ends the group; the depth drops before the end can fail, as NCCL's does. The outermost end also runs
-     * the group's ncclCommSplit calls ({@link FacadeSplit}), even when the group's collectives failed.
+     * Ends the group; the depth drops before the end can fail, as NCCL's does. The outermost end also
+     * creates the communicators {@code ncclCommInitRank} deferred in it ({@link FacadeCreation#endGroup}),
+     * then runs the group's ncclCommSplit calls ({@link FacadeSplit}), even when the group's collectives
+     * failed; the first failure is the result.
      */
-    static void groupEnd() {
+    static int groupEnd() {
         int[] g = GROUP.get();
         if (g[0] > 0) {
             g[0]--;
         }
-        FlexLinkException failed = null;
+        int rc = Result.SUCCESS.code();
         try {
             FlexLink.groupEnd();
         } catch (FlexLinkException e) {
-            failed = e;
+            rc = failed("ncclGroupEnd", e);
+        } catch (RuntimeException | LinkageError e) {
+            rc = internal("ncclGroupEnd", e);
         }
         if (g[0] == 0) {
+            int made = FacadeCreation.endGroup();
+            rc = rc != Result.SUCCESS.code() ? rc : made;
+            int split = Result.SUCCESS.code();
             try {
                 FacadeSplit.runDeferred();
             } catch (FlexLinkException e) {
-                if (failed == null) {
-                    failed = e;
-                } else {
-                    failed.addSuppressed(e);
-                }
+                split = failed("ncclCommSplit", e);
+            } catch (RuntimeException | LinkageError e) {
+                split = internal("ncclCommSplit", e);
             }
+            rc = rc != Result.SUCCESS.code() ? rc : split;
         }
-        if (failed != null) {
-            throw failed;
-        }
+        return rc;
     }
 
     /** This thread's facade group depth (tests). */
@@ -200,12 +214,20 @@ final class NcclFacade {
         if (LOG.isDebugEnabled()) {
             LOG.debug("COLL {} failed: {}", call, e.getMessage());
         }
+        LAST_ERROR.set(call + ": " + e.getMessage());
         return e.result().code();
     }
 
     /** ncclInternalError for anything unexpected, logged with its stack. */
     static int internal(String call, Throwable t) {
         LOG.error("COLL {} failed unexpectedly", call, t);
+        LAST_ERROR.set(call + ": unexpected " + t);
         return Result.INTERNAL_ERROR.code();
+    }
+
+    /** The message of this thread's last failed call ({@code ncclGetLastError}), or "". */
+    static String lastError() {
+        String s = LAST_ERROR.get();
+        return s == null ? "" : s;
     }
 }

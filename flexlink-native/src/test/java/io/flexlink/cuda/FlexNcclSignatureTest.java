@@ -27,7 +27,8 @@ class FlexNcclSignatureTest {
             "ncclCommCuDevice", "ncclCommUserRank", "ncclGetErrorString", "ncclAllReduce", "ncclAllGather",
             "ncclReduceScatter", "ncclBroadcast", "ncclReduce", "ncclAlltoAll", "ncclGather", "ncclScatter",
             "ncclSend", "ncclRecv", "ncclGroupStart",
-            "ncclGroupEnd", "ncclCommSplit");
+            "ncclGroupEnd", "ncclCommSplit",
+            "ncclCommInitRankConfig", "ncclBcast", "ncclGetLastError", "ncclResetDebugInit");
 
     static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
             "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
