@@ -12,16 +12,11 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * Every FlexLink setting, declared once. A value comes from, in order: an explicit override
- * ({@link Builder#set}), the Java system property ({@code -Dflexlink.chunkBytes=8M}), the environment
- * variable ({@code FLEXLINK_CHUNK_BYTES=8M}), the default. {@code docs/configuration.md} lists them and
- * a test keeps it in step with this class.
- *
- * <p>A configuration is resolved once, as a whole ({@link #conclude()}, as Aeron's contexts are): every
- * setting is read and checked, and the settings that depend on each other are checked together. Making a
- * backend or a communicator concludes its configuration, so a bad value fails there, naming the setting
- * and its variable (INVALID_ARGUMENT), and never later inside a call. The typed accessors read the
- * resolved values; the first of them concludes a configuration that was not concluded yet.
+ * Every FlexLink setting, declared once. A value comes from an override ({@link Builder#set}), else the system
+ * property ({@code -Dflexlink.chunkBytes=8M}), else the environment ({@code FLEXLINK_CHUNK_BYTES=8M}), else the
+ * default; {@code docs/configuration.md} lists them (a test keeps it in step). A configuration is resolved and
+ * checked once, as a whole ({@link #conclude()}, as Aeron's contexts), when a backend or communicator is made:
+ * a bad value fails there, naming the setting and its variable (INVALID_ARGUMENT), never inside a call.
  */
 public final class FlexLinkConfig {
     private static final List<Setting<?>> ALL = new ArrayList<>();
@@ -184,7 +179,6 @@ public final class FlexLinkConfig {
             SettingParsers.onOff());
 
     // ---- data-parallel gradient buckets (io.flexlink.ddp) ----
-
     /** Most bytes of gradients per bucket of io.flexlink.ddp.GradientBuckets (after the first). */
     public static final Setting<Long> DDP_BUCKET_CAP = define("flexlink.ddp.bucketCap", "25M",
             "Gradient buckets (io.flexlink.ddp): a bucket is closed once its gradients reach this many bytes "
@@ -198,7 +192,6 @@ public final class FlexLinkConfig {
             SettingParsers.bytesBetween(1, 1L << 40, ""));
 
     // ---- several nodes ----
-
     /** Which node this process runs on. */
     public static final Setting<String> NODE_ID = define("flexlink.nodeId", "",
             "The node this process runs on, as communicator creation compares it: ranks with the same id share "
@@ -217,14 +210,12 @@ public final class FlexLinkConfig {
                     + "`0` never overlaps. Every rank must use the same value.",
             ByteSizes::parse);
 
-    private final Map<Setting<?>, String> overrides;
-    private final Function<String, String> env;
+    private final SettingSources sources;
     /** Every setting's value, by {@link Setting#index}, once concluded; null before. */
     private volatile Object[] resolved;
 
-    private FlexLinkConfig(Map<Setting<?>, String> overrides, Function<String, String> env) {
-        this.overrides = overrides;
-        this.env = env;
+    private FlexLinkConfig(SettingSources sources) {
+        this.sources = sources;
     }
 
     private static <T> Setting<T> define(String property, String def, String doc, Function<String, T> parser) {
@@ -249,10 +240,7 @@ public final class FlexLinkConfig {
 
     /** A copy of this configuration with {@code setting} set to {@code value} (not concluded yet). */
     public FlexLinkConfig with(Setting<?> setting, String value) {
-        Builder.check(setting, value);
-        Map<Setting<?>, String> o = new LinkedHashMap<>(overrides);
-        o.put(setting, value);
-        return new FlexLinkConfig(o, env);
+        return new FlexLinkConfig(sources.with(setting, value));
     }
 
     /**
@@ -276,9 +264,7 @@ public final class FlexLinkConfig {
     /** The typed value of {@code setting} (concluding this configuration first if needed). */
     @SuppressWarnings("unchecked")
     public <T> T get(Setting<T> setting) {
-        if (setting == null) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "configuration: setting: null");
-        }
+        SettingSources.check(setting, "");
         Object[] v = resolved;
         if (v == null) {
             v = conclude().resolved;
@@ -288,17 +274,7 @@ public final class FlexLinkConfig {
 
     /** The text of {@code setting} as found (override, property, environment or default), unparsed. */
     public String raw(Setting<?> setting) {
-        if (setting == null) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "configuration: setting: null");
-        }
-        String v = overrides.get(setting);
-        if (v == null) {
-            v = System.getProperty(setting.property());
-        }
-        if (v == null) {
-            v = env.apply(setting.env());
-        }
-        return v == null ? setting.defaultValue() : v;
+        return sources.raw(setting);
     }
 
     public String backend() {
@@ -344,8 +320,7 @@ public final class FlexLinkConfig {
 
     /** The prefix of the watchdog's flight recorder files, or null when it writes to the log only. */
     public java.nio.file.Path flightRecorder() {
-        String v = get(FLIGHT_RECORDER).trim();
-        return v.isEmpty() || v.equalsIgnoreCase("off") ? null : java.nio.file.Path.of(v);
+        return SettingParsers.pathOrOff(get(FLIGHT_RECORDER));
     }
 
     public String numa() {
@@ -372,14 +347,7 @@ public final class FlexLinkConfig {
 
     /** The tuning cache directory, or null when off. */
     public java.nio.file.Path tuningCache() {
-        String v = get(TUNING_CACHE);
-        if (v.equalsIgnoreCase("off") || v.isEmpty()) {
-            return null;
-        }
-        if (v.startsWith("~")) {
-            v = System.getProperty("user.home") + v.substring(1);
-        }
-        return java.nio.file.Path.of(v);
+        return SettingParsers.pathOrOff(get(TUNING_CACHE));
     }
 
     /** The secret of {@link #SECRET}, decoded; empty when unset. */
@@ -409,16 +377,9 @@ public final class FlexLinkConfig {
 
         /** Overrides {@code setting} with {@code value}; a null setting or value is INVALID_ARGUMENT. */
         public Builder set(Setting<?> setting, String value) {
-            check(setting, value);
+            SettingSources.check(setting, value);
             overrides.put(setting, value);
             return this;
-        }
-
-        static void check(Setting<?> setting, String value) {
-            if (setting == null || value == null) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT, "configuration: "
-                        + (setting == null ? "setting: null" : setting.property() + ": value null"));
-            }
         }
 
         /** Replaces the process environment as the source of {@code FLEXLINK_*} variables. */
@@ -432,7 +393,7 @@ public final class FlexLinkConfig {
         }
 
         public FlexLinkConfig build() {
-            return new FlexLinkConfig(new LinkedHashMap<>(overrides), env);
+            return new FlexLinkConfig(new SettingSources(overrides, env));
         }
     }
 }

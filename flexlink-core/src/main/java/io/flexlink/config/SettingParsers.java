@@ -245,4 +245,13 @@ final class SettingParsers {
             throw invalid("'" + s + "' is too long");
         }
     }
+
+    /** A file or directory setting: null when empty or {@code off}; a leading {@code ~} is the user's home. */
+    static java.nio.file.Path pathOrOff(String text) {
+        String v = text.trim();
+        if (v.isEmpty() || v.equalsIgnoreCase("off")) {
+            return null;
+        }
+        return java.nio.file.Path.of(v.startsWith("~") ? System.getProperty("user.home") + v.substring(1) : v);
+    }
 }
