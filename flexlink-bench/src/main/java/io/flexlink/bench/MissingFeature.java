@@ -16,8 +16,9 @@ enum MissingFeature {
     /** Seam: {@link OptionChecks#ops} and {@link CallTarget}'s reduction argument. */
     PRE_MUL_SUM("-o mulsum", "PreMulSum (ncclRedOpCreatePreMulSum) is not one of FlexLink's reduction operations "
             + "yet (sum, prod, max, min, avg)"),
-    /** Seam: {@link PerfRunner}'s communicator creation, which would split by color. */
-    COMM_SPLIT("NCCL_TESTS_SPLIT", "communicator splitting (ncclCommSplit) is not in FlexLink yet; unset "
+    /** Seam: {@link PerfRunner}'s communicator creation, which would split by color ({@code Communicator.split}). */
+    COMM_SPLIT("NCCL_TESTS_SPLIT", "communicator splitting is not wired into flexlink-perf yet (FlexLink has "
+            + "Communicator.split and ncclCommSplit; the tool does not split its ranks by color); unset "
             + "NCCL_TESTS_SPLIT and NCCL_TESTS_SPLIT_MASK");
 
     private final String option;
