@@ -3,6 +3,7 @@ package io.flexlink.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flexlink.testing.ProcessJob;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,12 +38,12 @@ class PerfMultiNodeTest {
             List<String> args = List.of(c, "-b", "4K", "-e", "1M", "-f", "16", "-n", "2", "-w", "1", "-c", "1",
                     "--from-env", "--backend", "host", "--share", "pcie=0.3", "--chunk", "64K", "--min-split", "0",
                     "-r", "3", "-d", "float,int32", "--history");
-            try (PerfJob job = new PerfJob(args, env, twoByTwo(), logs.resolve(c).toFile().mkdirs() ? logs.resolve(c)
-                    : logs.resolve(c))) {
+            try (ProcessJob job = new ProcessJob(4, PerfMain.class.getName(), args, env, twoByTwo(), null,
+                    logs.resolve(c).toFile().mkdirs() ? logs.resolve(c) : logs.resolve(c))) {
                 for (int r = 0; r < 4; r++) {
                     assertEquals(PerfMain.EXIT_OK, job.awaitExit(r, 120), c + ": rank " + r + job.describe());
                 }
-                String table = job.stdout(0);
+                String table = String.join("\n", job.output(0));
                 assertTrue(table.contains("# Out of bounds values : 0 OK"), c + ": " + table);
                 assertTrue(table.contains("# Nodes: nodes 2 × ranks 2, rails TCP ring"), c + ": " + table);
                 long rows = table.lines().filter(l -> l.matches("^\\s+\\d+\\s+\\d+\\s+(float|int32)\\s.*")).count();
@@ -50,7 +51,7 @@ class PerfMultiNodeTest {
                 assertTrue(table.contains("# Hierarchy stages (rank 0, nodes 2 × ranks 2)") && table.contains("inter"),
                         c + ": " + table);
                 for (int r = 1; r < 4; r++) {
-                    assertEquals("", job.stdout(r), "only rank 0 prints the table");
+                    assertEquals("", String.join("\n", job.output(r)), "only rank 0 prints the table");
                 }
             }
         }

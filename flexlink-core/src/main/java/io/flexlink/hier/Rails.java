@@ -2,6 +2,7 @@ package io.flexlink.hier;
 
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.LinkPacing;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RankExchange;
 import io.flexlink.runtime.host.Emulation;
@@ -28,7 +29,7 @@ final class Rails {
         RailConnector.Links links = RailConnector.connect(exchange, rank, n, address, config.initTimeout());
         Emulation e = Emulation.parse(config.emulate());
         RailPacer pacer = new RailPacer(e.bytesPerSecond(Emulation.RAIL), e.latencyNanos(Emulation.RAIL),
-                RailPacer.Clock.SYSTEM);
+                LinkPacing.Clock.SYSTEM);
         int chunk = (int) Math.max(4096, Math.min(MAX_CHUNK, config.chunkBytes()) / 256 * 256);
         NetChannel net = new NetChannel(backend, config.slots(), chunk, links.out(), links.in(), pacer,
                 "flexlink-rail-r" + rank, onFailure);

@@ -6,6 +6,7 @@ import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RingChunks;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 import java.util.concurrent.TimeUnit;
@@ -103,10 +104,10 @@ final class TcpRail implements RailComm {
             int recvSeg = Math.floorMod(rank - s - 1, size);
             ReduceOp step = op == ReduceOp.AVG && s < size - 2 ? ReduceOp.SUM : op;
             for (long c = 0; c < nChunks; c++) {
-                long so = chunkStart(sendSeg, segLen, count, c, ce);
-                net.send(stream, (s == 0 ? send : recv) + so * sz, chunkLength(sendSeg, segLen, count, c, ce) * sz);
-                long ro = chunkStart(recvSeg, segLen, count, c, ce);
-                net.receiveReduce(stream, recv + ro * sz, send + ro * sz, chunkLength(recvSeg, segLen, count, c, ce),
+                long so = RingChunks.start(sendSeg, segLen, count, c, ce);
+                net.send(stream, (s == 0 ? send : recv) + so * sz, RingChunks.length(sendSeg, segLen, count, c, ce) * sz);
+                long ro = RingChunks.start(recvSeg, segLen, count, c, ce);
+                net.receiveReduce(stream, recv + ro * sz, send + ro * sz, RingChunks.length(recvSeg, segLen, count, c, ce),
                         type, step, size);
             }
         }
@@ -114,28 +115,15 @@ final class TcpRail implements RailComm {
             int sendSeg = Math.floorMod(rank + 1 - s, size);
             int recvSeg = Math.floorMod(rank - s, size);
             for (long c = 0; c < nChunks; c++) {
-                long so = chunkStart(sendSeg, segLen, count, c, ce);
-                net.send(stream, recv + so * sz, chunkLength(sendSeg, segLen, count, c, ce) * sz);
-                long ro = chunkStart(recvSeg, segLen, count, c, ce);
-                net.receiveCopy(stream, recv + ro * sz, chunkLength(recvSeg, segLen, count, c, ce) * sz);
+                long so = RingChunks.start(sendSeg, segLen, count, c, ce);
+                net.send(stream, recv + so * sz, RingChunks.length(sendSeg, segLen, count, c, ce) * sz);
+                long ro = RingChunks.start(recvSeg, segLen, count, c, ce);
+                net.receiveCopy(stream, recv + ro * sz, RingChunks.length(recvSeg, segLen, count, c, ce) * sz);
             }
         }
         end(stream);
     }
 
-    /** First element of chunk {@code c} of segment {@code seg}. */
-    private static long chunkStart(int seg, long segLen, long count, long c, long ce) {
-        long start = Math.min(count, seg * segLen);
-        long end = Math.min(count, start + segLen);
-        return Math.min(end, start + c * ce);
-    }
-
-    private static long chunkLength(int seg, long segLen, long count, long c, long ce) {
-        long start = Math.min(count, seg * segLen);
-        long end = Math.min(count, start + segLen);
-        long cs = Math.min(end, start + c * ce);
-        return Math.min(ce, end - cs);
-    }
 
     @Override
     public void allGather(long send, long recv, long count, long stride, DataType type, RuntimeStream stream) {

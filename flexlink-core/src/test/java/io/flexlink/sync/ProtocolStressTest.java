@@ -29,19 +29,22 @@ import org.junit.jupiter.api.Test;
  * shows up here as a hang (caught by the timeout) or a wrong element.
  */
 class ProtocolStressTest {
-    @Test
-    void thousandCollectivesUnderRandomDelays() {
-        FlexLinkConfig config = FlexLinkConfig.builder()
-                .set(FlexLinkConfig.PATHS, "primary,pcie")
-                .set(FlexLinkConfig.SHARE, "pcie=0.6")
-                .set(FlexLinkConfig.CHUNK_BYTES, "4K")
-                .set(FlexLinkConfig.SLOTS, "2")
-                .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
-                .build();
+    /** Both paths, {@code share} on the PCIe path, 4 KB chunks through 2 slots, every size split. */
+    private static FlexLinkConfig config(String share) {
+        return FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie").set(FlexLinkConfig.SHARE, share)
+                .set(FlexLinkConfig.CHUNK_BYTES, "4K").set(FlexLinkConfig.SLOTS, "2")
+                .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").build();
+    }
+
+    /**
+     * A pause of up to 30 µs before one stream operation in four, seeded per thread: before copies, writes
+     * and waits only ({@code dataOpsOnly}), or before every operation.
+     */
+    private static HostFaults randomDelays(boolean dataOpsOnly) {
         ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
                 () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
-        HostFaults delays = (stream, op) -> {
-            if (op == HostFaults.Op.COPY || op == HostFaults.Op.WRITE || op == HostFaults.Op.WAIT) {
+        return (stream, op) -> {
+            if (!dataOpsOnly || op == HostFaults.Op.COPY || op == HostFaults.Op.WRITE || op == HostFaults.Op.WAIT) {
                 SplittableRandom r = random.get();
                 if (r.nextInt(4) == 0) {
                     LockSupport.parkNanos(r.nextInt(30_000));
@@ -49,6 +52,12 @@ class ProtocolStressTest {
             }
             return HostFaults.Action.RUN;
         };
+    }
+
+    @Test
+    void thousandCollectivesUnderRandomDelays() {
+        FlexLinkConfig config = config("pcie=0.6");
+        HostFaults delays = randomDelays(true);
         try (HostBackend backend = new HostBackend(config, delays)) {
             Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2);
             Collective[] kinds = Collective.collectives().toArray(new Collective[0]);
@@ -84,18 +93,8 @@ class ProtocolStressTest {
         int n = 3;
         int count = 25_000; // the PCIe share spans 15 chunks of 4K per producer through 2 slots
         int calls = 300;
-        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie")
-                .set(FlexLinkConfig.SHARE, "pcie=0.6").set(FlexLinkConfig.CHUNK_BYTES, "4K")
-                .set(FlexLinkConfig.SLOTS, "2").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").build();
-        ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
-                () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
-        HostFaults delays = (stream, op) -> {
-            SplittableRandom r = random.get();
-            if (r.nextInt(4) == 0) {
-                LockSupport.parkNanos(r.nextInt(30_000));
-            }
-            return HostFaults.Action.RUN;
-        };
+        FlexLinkConfig config = config("pcie=0.6");
+        HostFaults delays = randomDelays(false);
         try (HostBackend backend = new HostBackend(config, delays)) {
             Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2);
             RuntimeStream[] streams = new RuntimeStream[n];
@@ -156,18 +155,8 @@ class ProtocolStressTest {
         int n = 3;
         int count = 8_000; // per block: 24 K elements per buffer, the PCIe share over several 4K chunks
         int rounds = 100;
-        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie")
-                .set(FlexLinkConfig.SHARE, "pcie=0.5").set(FlexLinkConfig.CHUNK_BYTES, "4K")
-                .set(FlexLinkConfig.SLOTS, "2").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").build();
-        ThreadLocal<SplittableRandom> random = ThreadLocal.withInitial(
-                () -> new SplittableRandom(Thread.currentThread().getName().hashCode()));
-        HostFaults delays = (stream, op) -> {
-            SplittableRandom r = random.get();
-            if (r.nextInt(4) == 0) {
-                LockSupport.parkNanos(r.nextInt(30_000));
-            }
-            return HostFaults.Action.RUN;
-        };
+        FlexLinkConfig config = config("pcie=0.5");
+        HostFaults delays = randomDelays(false);
         try (HostBackend backend = new HostBackend(config, delays)) {
             Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2);
             RuntimeStream[] streams = new RuntimeStream[n];

@@ -2,6 +2,7 @@ package io.flexlink.runtime.host;
 
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
+import io.flexlink.runtime.RingChunks;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Lane;
@@ -89,11 +90,11 @@ final class HostRingSchedule implements AutoCloseable {
             int recvSeg = Math.floorMod(rank - s - 1, size);
             ReduceOp step = op == ReduceOp.AVG && s < size - 2 ? ReduceOp.SUM : op;
             for (long c = 0; c < nChunks; c++, idx++) {
-                long so = chunkStart(sendSeg, segLen, count, c, ce);
-                long sl = chunkLength(sendSeg, segLen, count, c, ce);
+                long so = RingChunks.start(sendSeg, segLen, count, c, ce);
+                long sl = RingChunks.length(sendSeg, segLen, count, c, ce);
                 sendRight(idx, (s == 0 ? send : recv) + so * sz, sl * sz);
-                long ro = chunkStart(recvSeg, segLen, count, c, ce);
-                long rl = chunkLength(recvSeg, segLen, count, c, ce);
+                long ro = RingChunks.start(recvSeg, segLen, count, c, ce);
+                long rl = RingChunks.length(recvSeg, segLen, count, c, ce);
                 receiveLeftReduce(idx, recv + ro * sz, send + ro * sz, rl, type, step);
             }
         }
@@ -101,11 +102,11 @@ final class HostRingSchedule implements AutoCloseable {
             int sendSeg = Math.floorMod(rank + 1 - s, size);
             int recvSeg = Math.floorMod(rank - s, size);
             for (long c = 0; c < nChunks; c++, idx++) {
-                long so = chunkStart(sendSeg, segLen, count, c, ce);
-                long sl = chunkLength(sendSeg, segLen, count, c, ce);
+                long so = RingChunks.start(sendSeg, segLen, count, c, ce);
+                long sl = RingChunks.length(sendSeg, segLen, count, c, ce);
                 sendRight(idx, recv + so * sz, sl * sz);
-                long ro = chunkStart(recvSeg, segLen, count, c, ce);
-                long rl = chunkLength(recvSeg, segLen, count, c, ce);
+                long ro = RingChunks.start(recvSeg, segLen, count, c, ce);
+                long rl = RingChunks.length(recvSeg, segLen, count, c, ce);
                 receiveLeft(idx, recv + ro * sz, rl * sz);
             }
         }
@@ -114,19 +115,6 @@ final class HostRingSchedule implements AutoCloseable {
         }
     }
 
-    /** First element of chunk {@code c} of segment {@code seg}. */
-    private static long chunkStart(int seg, long segLen, long count, long c, long ce) {
-        long start = Math.min(count, seg * segLen);
-        long end = Math.min(count, start + segLen);
-        return Math.min(end, start + c * ce);
-    }
-
-    private static long chunkLength(int seg, long segLen, long count, long c, long ce) {
-        long start = Math.min(count, seg * segLen);
-        long end = Math.min(count, start + segLen);
-        long cs = Math.min(end, start + c * ce);
-        return Math.min(ce, end - cs);
-    }
 
     void allGather(long send, long recv, long count, long stride, DataType type, RuntimeStream stream) {
         int sz = type.size();

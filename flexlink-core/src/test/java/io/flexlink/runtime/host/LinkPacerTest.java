@@ -2,6 +2,7 @@ package io.flexlink.runtime.host;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.flexlink.runtime.LinkPacing;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -11,7 +12,7 @@ class LinkPacerTest {
     private static final long MS = 1_000_000L;
 
     /** A clock that only moves when the pacer parks; records every park. */
-    static final class FakeClock implements LinkPacer.Clock {
+    static final class FakeClock implements LinkPacing.Clock {
         long now;
         final List<Long> parks = new ArrayList<>();
 
@@ -45,7 +46,7 @@ class LinkPacerTest {
         FakeClock clock = new FakeClock(10 * MS);
         LinkPacer p = pacer("pcie:1MB/s@50us", clock);
         p.paced(clock.now, 1000); // 1 ms + 50 us of link time, less than the 2 ms credit
-        assertEquals(10 * MS - LinkPacer.CREDIT_NANOS + MS + 50_000, p.freeAt());
+        assertEquals(10 * MS - LinkPacing.CREDIT_NANOS + MS + 50_000, p.freeAt());
         assertEquals(List.of(), clock.parks);
     }
 
@@ -57,8 +58,8 @@ class LinkPacerTest {
             p.paced(clock.now, 1000); // each 1 ms on the link
         }
         // five transfers started at 0 occupy the link until 5 ms - credit; the stream waits until 2 credits less
-        assertEquals(5 * MS - LinkPacer.CREDIT_NANOS, p.freeAt());
-        assertEquals(5 * MS - 2 * LinkPacer.CREDIT_NANOS, clock.now);
+        assertEquals(5 * MS - LinkPacing.CREDIT_NANOS, p.freeAt());
+        assertEquals(5 * MS - 2 * LinkPacing.CREDIT_NANOS, clock.now);
         assertEquals(clock.now, clock.parked());
     }
 
@@ -72,7 +73,7 @@ class LinkPacerTest {
             p.paced(clock.now, bytes);
         }
         long perTransfer = (long) (bytes / 0.1) + 10_000; // 100 MB/s = 0.1 byte/ns, plus the latency
-        assertEquals(n * perTransfer - 2 * LinkPacer.CREDIT_NANOS, clock.now);
+        assertEquals(n * perTransfer - 2 * LinkPacing.CREDIT_NANOS, clock.now);
     }
 
     @Test
@@ -82,8 +83,8 @@ class LinkPacerTest {
         p.paced(0, 1000);
         clock.now = 100 * MS; // idle for a long time: at most one credit of catch-up
         p.paced(clock.now, 10_000); // 10 ms on the link, starting from now - credit
-        assertEquals(100 * MS - LinkPacer.CREDIT_NANOS + 10 * MS, p.freeAt());
-        assertEquals(List.of(10 * MS - 2 * LinkPacer.CREDIT_NANOS), clock.parks);
+        assertEquals(100 * MS - LinkPacing.CREDIT_NANOS + 10 * MS, p.freeAt());
+        assertEquals(List.of(10 * MS - 2 * LinkPacing.CREDIT_NANOS), clock.parks);
     }
 
     @Test
@@ -114,6 +115,6 @@ class LinkPacerTest {
         p.paced(0, 1000);
         current[0] = Emulation.parse("pcie:1KB/s");
         p.paced(clock.now, 1000); // 1 s now
-        assertEquals(MS + 1000 * MS - LinkPacer.CREDIT_NANOS, p.freeAt());
+        assertEquals(MS + 1000 * MS - LinkPacing.CREDIT_NANOS, p.freeAt());
     }
 }
