@@ -68,12 +68,27 @@ public final class CommStats {
         private final int ranksPerNode;
         private final String rail;
         private final List<PathTotals> stages;
+        private final long railBytesReceived;
 
         public Hierarchy(int nodes, int ranksPerNode, String rail, List<PathTotals> stages) {
+            this(nodes, ranksPerNode, rail, stages, -1);
+        }
+
+        public Hierarchy(int nodes, int ranksPerNode, String rail, List<PathTotals> stages, long railBytesReceived) {
             this.nodes = nodes;
             this.ranksPerNode = ranksPerNode;
             this.rail = rail;
             this.stages = Collections.unmodifiableList(stages);
+            this.railBytesReceived = railBytesReceived;
+        }
+
+        /**
+         * Payload bytes this rank's rail has read from the network since it was made, counted where they
+         * arrive (the TCP rail's receiver thread, before the stream may use them); -1 where the transport
+         * does not say (NCCL). The stages' bytes are what the calls asked for; this is what came in.
+         */
+        public long railBytesReceived() {
+            return railBytesReceived;
         }
 
         public int nodes() {

@@ -3,22 +3,27 @@ package io.flexlink.hier;
 import io.flexlink.Collective;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
+import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.Stream;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 
 /**
- * AlltoAll, Gather, Scatter and Send/Recv of a multi-node communicator, built on its AllGather and
- * Broadcast ({@link HierCollectives}) and the node's communicator. They are correct and move more than
+ * AlltoAll, AlltoAllv, Gather, Scatter and Send/Recv of a multi-node communicator, built on its AllGather
+ * and Broadcast ({@link HierCollectives}) and the node's communicator. They are correct and move more than
  * the minimum: AlltoAll gathers every rank's whole send buffer ({@code n} times the bytes an exchange
  * needs, and {@code n × n × count} elements of scratch), Gather gathers to every rank, Scatter broadcasts
- * the root's whole buffer. A two-stage exchange (node, then rail) needs a rail AlltoAll, which the rails
- * do not have yet.
+ * the root's whole buffer. AlltoAllv is the same AlltoAll over blocks of the largest count any rank sends
+ * to any rank ({@link CountAgreement} tells every rank the counts): each piece is copied into its block of a
+ * padded buffer, the blocks are exchanged as AlltoAll's, and each received piece is copied out to its
+ * displacement. A two-stage exchange (node, then rail) needs a rail AlltoAll, which the rails do not have
+ * yet.
  *
- * <p>Send and Recv work between ranks of one node (through the node's communicator). Between nodes they
- * are refused: a rail joins only the ranks of one local index, and a transfer between other ranks would
- * need a third rank to relay it inside a call it does not make.
+ * <p>Send and Recv work between ranks of one node (through the node's communicator, inside a group too,
+ * where a rank may also send to itself). Between nodes they are refused: a rail joins only the ranks of
+ * one local index, and a transfer between other ranks would need a third rank to forward it inside a call
+ * that rank does not make (NCCL's proxy thread does that; FlexLink has none yet).
  */
 final class HierExchanges {
     private final HierRank h;
@@ -32,27 +37,65 @@ final class HierExchanges {
         this.scratch = scratch;
     }
 
-    /** Refuses, before anything is enqueued, a Send or Recv whose peer is on another node, or this rank. */
-    void checkPeer(Collective c, int peer) {
+    /**
+     * Refuses, before anything is enqueued, a Send or Recv whose peer is on another node, or this rank
+     * outside a group (its other half could never be called) or on a node of one rank (no node communicator
+     * pairs the two halves).
+     */
+    void checkPeer(Collective c, int peer, boolean grouped) {
         if (h.layout.nodeOf(peer) != h.node) {
             throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + peer + " is on node "
                     + h.layout.nodeOf(peer) + ", rank " + h.rank + " on node " + h.node + "; a multi-node "
-                    + "communicator's " + c.displayName() + " stays inside a node");
+                    + "communicator's " + c.displayName() + " stays inside a node (no rank forwards transfers "
+                    + "between nodes yet); allToAllv moves uneven blocks between nodes");
         }
-        if (peer == h.rank) {
-            // a transfer to itself is matched only inside a group, and multi-node communicators take none
-            throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + peer + " is this rank; a multi-node "
-                    + "communicator's " + c.displayName() + " needs another rank of its node");
+        if (peer == h.rank && (!grouped || h.intra == null)) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + peer + " is this rank; "
+                    + (grouped ? "a node of one rank has no node communicator to pair a transfer to itself"
+                    : "a transfer to itself needs its send and receive in one group (groupStart/groupEnd)"));
         }
     }
 
     void allToAll(long send, long recv, long count, DataType t, Stream us, RuntimeStream rs) {
         long block = count * t.size();
+        long all = exchangeBlocks(send, scratch.ensure(block * h.size * h.size), count, t, us, rs);
+        rs.copyRows(recv, block, all, block * h.size, block, h.size);
+    }
+
+    /**
+     * {@code counts[i][j]}: what rank {@code i} sends to rank {@code j}, the same matrix on every rank;
+     * {@code max} its largest entry (positive), the block of the padded AlltoAll.
+     */
+    void allToAllv(long send, long[] sendDispls, long recv, long[] recvDispls, long[][] counts, long max, DataType t,
+                   Stream us, RuntimeStream rs) {
+        int sz = t.size();
+        long block = max * sz;
         long row = block * h.size;
-        long all = scratch.ensure(row * h.size);
-        collectives.allGather(send, all, count * h.size, t, us, rs);
-        // row r of the gathered buffer is rank r's send buffer; its block h.rank is what r sends here
-        rs.copyRows(recv, block, all + h.rank * block, row, block, h.size);
+        long padded = scratch.ensure(row * (h.size + 1L));
+        long[] mine = counts[h.rank];
+        for (int j = 0; j < h.size; j++) {
+            if (mine[j] > 0) {
+                rs.copy(padded + j * block, send + sendDispls[j] * sz, mine[j] * sz);
+            }
+        }
+        long all = exchangeBlocks(padded, padded + row, max, t, us, rs);
+        for (int i = 0; i < h.size; i++) {
+            long from = counts[i][h.rank];
+            if (from > 0) {
+                rs.copy(recv + recvDispls[i] * sz, all + i * row, from * sz);
+            }
+        }
+    }
+
+    /**
+     * The AlltoAll of both: gathers every rank's {@code size} blocks of {@code count} elements at {@code send}
+     * into {@code gathered} ({@code size × size} blocks) and returns where the block of rank 0 for this rank
+     * lies; rank {@code r}'s is {@code r × size} blocks further (row r is r's send buffer, its block
+     * {@code rank} what r sends here).
+     */
+    private long exchangeBlocks(long send, long gathered, long count, DataType t, Stream us, RuntimeStream rs) {
+        collectives.allGather(send, gathered, count * h.size, t, us, rs);
+        return gathered + h.rank * count * t.size();
     }
 
     void gather(long send, long recv, long count, DataType t, int root, Stream us, RuntimeStream rs) {
@@ -76,5 +119,29 @@ final class HierExchanges {
 
     void recv(long buff, long count, DataType t, int peer, Stream us) {
         h.intra.recv(buff, count, t, h.layout.localIndex(peer), us);
+    }
+
+    /** The stages of one call outside a group, by collective. */
+    void stages(Collective c, long send, long recv, long count, DataType t, ReduceOp op, int root, Stream us,
+                RuntimeStream rs) {
+        switch (c) {
+            case ALL_REDUCE -> collectives.allReduce(send, recv, count, t, op, us, rs);
+            case ALL_GATHER -> collectives.allGather(send, recv, count, t, us, rs);
+            case REDUCE_SCATTER -> collectives.reduceScatter(send, recv, count, t, op, us, rs);
+            case BROADCAST -> collectives.broadcast(send, recv, count, t, root, us, rs);
+            case REDUCE -> collectives.reduce(send, recv, count, t, op, root, us, rs);
+            case ALL_TO_ALL -> allToAll(send, recv, count, t, us, rs);
+            case GATHER -> gather(send, recv, count, t, root, us, rs);
+            case SCATTER -> scatter(send, recv, count, t, root, us, rs);
+            case SEND, RECV -> transfer(c, send, recv, count, t, root, us);
+        }
+    }
+
+    void transfer(Collective c, long send, long recv, long count, DataType t, int peer, Stream us) {
+        if (c == Collective.SEND) {
+            send(send, count, t, peer, us);
+        } else {
+            recv(recv, count, t, peer, us);
+        }
     }
 }

@@ -15,6 +15,7 @@ import io.flexlink.runtime.RankExchange;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
+import io.flexlink.validate.AllToAllvArgs;
 import io.flexlink.validate.CollectiveApi;
 import io.flexlink.validate.Validator;
 import java.util.List;
@@ -33,9 +34,9 @@ import org.slf4j.LoggerFactory;
  * <p>Errors follow the single-node communicator's model: the first asynchronous error (of the node's
  * communicator, of a rail, or a rank lost anywhere) sticks, later calls throw it, and finding it aborts
  * everything and tells every rank — the node's ranks through their communicator, the other nodes through
- * the rail connections and the job's rendezvous, which stays open for that. Calls inside
+ * the rail connections and the job's rendezvous, which stays open for that. Collectives inside
  * {@code groupStart}/{@code groupEnd} are refused: a group would defer the node-local stages past the
- * rail stage that reads their results.
+ * rail stage that reads their results; Send and Recv inside a node join the group.
  */
 public final class HierarchicalCommunicator extends CollectiveApi {
     private static final Logger LOG = LoggerFactory.getLogger(HierarchicalCommunicator.class);
@@ -87,15 +88,46 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     // ---- the collectives ----
 
     /**
-     * AlltoAllv is a group of sends and receives, and a multi-node communicator has no path between two
-     * ranks of different nodes and local indices (see {@link HierExchanges}).
+     * AlltoAllv as a padded AlltoAll ({@link HierExchanges#allToAllv}). Every rank's counts reach every
+     * rank first ({@link CountAgreement}, one round of the job's exchange on the host), because ranks that
+     * are neither a piece's sender nor its receiver move it; so the call returns once every rank made it,
+     * and a rank's refused arguments fail the call on every rank, before anything is enqueued anywhere.
      */
     @Override
     public void allToAllv(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
                           long[] recvDispls, DataType type, Stream stream) {
-        checkNotClosed();
-        throw new FlexLinkException(Result.INVALID_USAGE, who() + ": allToAllv is not available on a multi-node "
-                + "communicator (its point-to-point transfers would cross nodes); use allToAll with equal blocks");
+        lock.lock();
+        try {
+            checkUsable();
+            long[][] counts = CountAgreement.agree(parent, h.rank, h.size, sendCounts, recvCounts, () -> {
+                if (Groups.active()) {
+                    throw new FlexLinkException(Result.INVALID_USAGE, who() + ": a multi-node communicator's "
+                            + "allToAllv cannot be grouped (groupStart/groupEnd): call it outside a group");
+                }
+                AllToAllvArgs.check(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, h.size);
+                AllToAllvArgs.checkMemory(backend, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type,
+                        device);
+                checkStream(stream);
+            });
+            RuntimeStream rs = checkStream(stream);
+            long max = CountAgreement.max(counts);
+            if (max == 0) {
+                return;
+            }
+            order(rs);
+            try {
+                timer.begin(rs);
+                exchanges.allToAllv(send, sendDispls, recv, recvDispls, counts, max, type, stream, rs);
+                done(rs);
+            } catch (RuntimeException | Error e) {
+                throw failed("allToAllv", e);
+            }
+        } catch (FlexLinkException e) {
+            Groups.current().fail(e);
+            throw e;
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Override
@@ -122,7 +154,11 @@ public final class HierarchicalCommunicator extends CollectiveApi {
         }
     }
 
-    /** Validates everything, then enqueues every stage; a stage that fails after another was enqueued aborts. */
+    /**
+     * Validates everything, then enqueues every stage; a stage that fails after another was enqueued aborts.
+     * Inside a group only Send and Recv within the node are taken (recorded into the node communicator's
+     * part of the group, which its end launches); a refused call cancels the group, as NCCL's are atomic.
+     */
     @Override
     protected void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
                      Stream stream) {
@@ -131,15 +167,9 @@ public final class HierarchicalCommunicator extends CollectiveApi {
             checkUsable();
             Validator.checkCall(c, send, recv, count, type, op, root, h.rank, h.size);
             Validator.checkMemory(backend, c, send, recv, count, type, root, h.rank, h.size, device);
-            if (stream == null) {
-                throw Validator.invalid("stream: null");
-            }
-            RuntimeStream rs = backend.runtimeStream(stream);
-            if (rs.device() != device) {
-                throw Validator.invalid("stream: belongs to device " + rs.device() + ", the communicator's device is "
-                        + device);
-            }
-            if (Groups.active()) {
+            RuntimeStream rs = checkStream(stream);
+            boolean grouped = Groups.active();
+            if (grouped && !c.pointToPoint()) {
                 throw new FlexLinkException(Result.INVALID_USAGE, who() + ": a multi-node communicator's collectives "
                         + "cannot be grouped (groupStart/groupEnd): call them outside a group");
             }
@@ -147,43 +177,60 @@ public final class HierarchicalCommunicator extends CollectiveApi {
                 return;
             }
             if (c.pointToPoint()) {
-                exchanges.checkPeer(c, root);
+                exchanges.checkPeer(c, root, grouped);
+                if (grouped) {
+                    // the node communicator launches it at the group's end; no stage of this one touches it
+                    exchanges.transfer(c, send, recv, count, type, root, stream);
+                    return;
+                }
             }
-            enqueue(c, send, recv, count, type, op, root, stream, rs);
+            order(rs);
+            try {
+                timer.begin(rs);
+                exchanges.stages(c, send, recv, count, type, op, root, stream, rs);
+                done(rs);
+            } catch (RuntimeException | Error e) {
+                throw failed(c.displayName(), e);
+            }
+        } catch (FlexLinkException e) {
+            Groups.current().fail(e);
+            throw e;
         } finally {
             lock.unlock();
         }
     }
 
-    private void enqueue(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
-                         Stream stream, RuntimeStream rs) {
+    private RuntimeStream checkStream(Stream stream) {
+        if (stream == null) {
+            throw Validator.invalid("stream: null");
+        }
+        RuntimeStream rs = backend.runtimeStream(stream);
+        if (rs.device() != device) {
+            throw Validator.invalid("stream: belongs to device " + rs.device() + ", the communicator's device is "
+                    + device);
+        }
+        return rs;
+    }
+
+    /** A call on another stream than the last one waits for it: the scratch is shared. */
+    private void order(RuntimeStream rs) {
         if (lastStream != null && lastStream != rs) {
             rs.waitEvent(lastDone);
         }
-        try {
-            timer.begin(rs);
-            switch (c) {
-                case ALL_REDUCE -> collectives.allReduce(send, recv, count, type, op, stream, rs);
-                case ALL_GATHER -> collectives.allGather(send, recv, count, type, stream, rs);
-                case REDUCE_SCATTER -> collectives.reduceScatter(send, recv, count, type, op, stream, rs);
-                case BROADCAST -> collectives.broadcast(send, recv, count, type, root, stream, rs);
-                case REDUCE -> collectives.reduce(send, recv, count, type, op, root, stream, rs);
-                case ALL_TO_ALL -> exchanges.allToAll(send, recv, count, type, stream, rs);
-                case GATHER -> exchanges.gather(send, recv, count, type, root, stream, rs);
-                case SCATTER -> exchanges.scatter(send, recv, count, type, root, stream, rs);
-                case SEND -> exchanges.send(send, count, type, root, stream);
-                case RECV -> exchanges.recv(recv, count, type, root, stream);
-            }
-            timer.end();
-            rs.record(lastDone);
-            lastStream = rs;
-        } catch (RuntimeException | Error e) {
-            // part of the call is enqueued and the peers wait for the rest: end it everywhere
-            FlexLinkException f = e instanceof FlexLinkException fe ? fe
-                    : new FlexLinkException(Result.INTERNAL_ERROR, who() + ": " + c.displayName() + " failed: " + e, e);
-            fail(f);
-            throw f;
-        }
+    }
+
+    private void done(RuntimeStream rs) {
+        timer.end();
+        rs.record(lastDone);
+        lastStream = rs;
+    }
+
+    /** Part of the call is enqueued and the peers wait for the rest: ends it everywhere. */
+    private FlexLinkException failed(String name, Throwable e) {
+        FlexLinkException f = e instanceof FlexLinkException fe ? fe
+                : new FlexLinkException(Result.INTERNAL_ERROR, who() + ": " + name + " failed: " + e, e);
+        fail(f);
+        return f;
     }
 
     // ---- errors ----
@@ -332,7 +379,7 @@ public final class HierarchicalCommunicator extends CollectiveApi {
             Result r = getAsyncError();
             FlexLinkException e = error;
             CommStats.Hierarchy hierarchy = new CommStats.Hierarchy(h.nodes, h.localSize, h.rail.describe(),
-                    freed ? List.of() : timer.totals());
+                    freed ? List.of() : timer.totals(), h.rail.bytesReceived());
             return new CommStats(paths, node == null ? java.util.Map.of() : node.shares(),
                     node == null ? List.of() : node.history(), node == null ? java.util.Map.of() : node.stages(),
                     r, e == null ? (aborted ? "aborted" : null) : e.getMessage(), hierarchy);

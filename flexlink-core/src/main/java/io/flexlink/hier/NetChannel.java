@@ -169,6 +169,11 @@ final class NetChannel implements AutoCloseable {
     }
 
     /** What the links wait for, for a stall report. */
+    /** Payload bytes that came in from the previous node so far. */
+    long bytesReceived() {
+        return proxy.receivedBytes();
+    }
+
     String describe() {
         return proxy.describe(sent, received);
     }

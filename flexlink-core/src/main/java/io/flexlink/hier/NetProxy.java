@@ -42,6 +42,11 @@ final class NetProxy {
     private volatile boolean heardGoodbye;
     private volatile long sentChunks;
     private volatile long receivedChunks;
+    /**
+     * Payload bytes read from the socket (headers not counted), by the receiver thread alone, before it
+     * raises the slot's full counter: a stream that consumed a chunk sees them counted.
+     */
+    private volatile long receivedBytes;
     private volatile boolean stopping;
     private volatile String failure;
 
@@ -127,6 +132,7 @@ final class NetProxy {
         int slots = channel.slots();
         ByteBuffer header = ByteBuffer.allocateDirect(HEADER);
         ByteBuffer bounce = ByteBuffer.allocateDirect(channel.chunkBytes());
+        long got = 0;
         try {
             for (long b = 0; !stopping; b++) {
                 header.clear();
@@ -158,6 +164,8 @@ final class NetProxy {
                 channel.writeRecvSlot(s, bounce, len);
                 pacer.paced(start, len);
                 receivedChunks = b + 1;
+                got += len;
+                receivedBytes = got; // one writer: a plain store publishes it
                 c.writeCounter(channel.recvFull(s), use);
             }
         } catch (EOFException e) {
@@ -200,6 +208,10 @@ final class NetProxy {
         }
         LOG.warn("COLL rail: {}", why);
         onFailure.run();
+    }
+
+    long receivedBytes() {
+        return receivedBytes;
     }
 
     String failure() {

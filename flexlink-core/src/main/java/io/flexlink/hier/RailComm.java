@@ -41,6 +41,11 @@ interface RailComm extends AutoCloseable {
     @Override
     void close();
 
+    /** Payload bytes this rank's rail read from the network so far, or -1 where the transport does not say (NCCL). */
+    default long bytesReceived() {
+        return -1;
+    }
+
     /** The transport, for logs and the perf tool's header: {@code NCCL 2.28.3} or {@code TCP ring}. */
     String describe();
 }

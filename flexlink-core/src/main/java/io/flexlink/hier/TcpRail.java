@@ -64,6 +64,11 @@ final class TcpRail implements RailComm {
         return "TCP ring";
     }
 
+    @Override
+    public long bytesReceived() {
+        return net.bytesReceived();
+    }
+
     /** Serializes calls across streams: the scratch and the slot sequence are this rail's, one call at a time. */
     private void begin(RuntimeStream stream) {
         if (lastStream != null && lastStream != stream) {
