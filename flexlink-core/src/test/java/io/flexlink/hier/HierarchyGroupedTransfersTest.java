@@ -201,6 +201,21 @@ class HierarchyGroupedTransfersTest {
             Arrays.fill(poisoned, TransferRig.POISON);
             assertArrayEquals(poisoned, rig.output(0));
             assertEquals(Result.SUCCESS, rig.comms[0].getAsyncError(), "the communicator stays usable");
+            for (int peer : new int[] {-1, 4}) { // not a rank: NCCL's INVALID_ARGUMENT, grouped or not
+                FlexLink.groupStart();
+                try {
+                    FlexLinkException e = assertThrows(FlexLinkException.class,
+                            () -> rig.comms[0].recv(rig.out[0].address(), 10, DataType.INT32, peer, rig.streams[0]));
+                    assertEquals(Result.INVALID_ARGUMENT, e.result());
+                    assertTrue(e.getMessage().contains("peer: " + peer), e.getMessage());
+                } finally {
+                    assertThrows(FlexLinkException.class, FlexLink::groupEnd);
+                }
+                FlexLinkException e = assertThrows(FlexLinkException.class,
+                        () -> rig.comms[0].send(rig.in[0].address(), 10, DataType.INT32, peer, rig.streams[0]));
+                assertEquals(Result.INVALID_ARGUMENT, e.result());
+            }
+            assertEquals(before, rig.backend.enqueuedOps(rig.streams[0]), "nothing enqueued by the refused calls");
             runAndCheck(rig, List.of(new Transfer(0, 1, 500, 0, 0), new Transfer(1, 0, 500, 9, 100),
                     new Transfer(2, 3, 500, 0, 0), new Transfer(3, 3, 200, 1, 600)), 9);
         }
