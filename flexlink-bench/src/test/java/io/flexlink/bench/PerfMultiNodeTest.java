@@ -34,7 +34,7 @@ class PerfMultiNodeTest {
     @Test
     void everyCollectiveIsCorrectOnFourProcessesOfTwoNodes() throws Exception {
         Map<String, String> env = Map.of("FLEXLINK_TUNING_CACHE", "off", "FLEXLINK_INIT_TIMEOUT", "60s");
-        for (String c : List.of("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")) {
+        for (String c : List.of("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall")) {
             List<String> args = List.of(c, "-b", "4K", "-e", "1M", "-f", "16", "-n", "2", "-w", "1", "-c", "1",
                     "--from-env", "--backend", "host", "--share", "pcie=0.3", "--chunk", "64K", "--min-split", "0",
                     "-r", "3", "-d", "float,int32", "--history");
@@ -54,6 +54,30 @@ class PerfMultiNodeTest {
                     assertEquals("", String.join("\n", job.output(r)), "only rank 0 prints the table");
                 }
             }
+        }
+    }
+
+    /**
+     * sendrecv's ring crosses nodes (rank 1 sends to rank 2 of the other node), which a multi-node
+     * communicator refuses at the call: every process exits promptly (the refusal, or the abort of a rank
+     * that was refused), none hangs.
+     */
+    @Test
+    void sendrecvAcrossNodesIsRefusedCleanlyOnEveryProcess() throws Exception {
+        Map<String, String> env = Map.of("FLEXLINK_TUNING_CACHE", "off", "FLEXLINK_INIT_TIMEOUT", "60s");
+        List<String> args = List.of("sendrecv", "-b", "4K", "-e", "4K", "-n", "1", "-w", "0", "-c", "1",
+                "--from-env", "--backend", "host", "--min-split", "0", "-d", "float");
+        Path dir = logs.resolve("sendrecv");
+        java.nio.file.Files.createDirectories(dir);
+        try (ProcessJob job = new ProcessJob(4, PerfMain.class.getName(), args, env, twoByTwo(), null, dir)) {
+            StringBuilder all = new StringBuilder();
+            for (int r = 0; r < 4; r++) {
+                assertEquals(PerfMain.EXIT_FAILED, job.awaitExit(r, 120), "rank " + r + job.describe());
+                all.append(java.nio.file.Files.readString(dir.resolve("rank" + r + ".stderr")));
+            }
+            // a refused rank aborts its communicator, so a rank may hear of that before its own call is refused
+            assertTrue(all.toString().contains("is on node") && all.toString().contains("stays inside a node"),
+                    all.toString());
         }
     }
 }
