@@ -72,10 +72,12 @@ final class PipelinedAllReduce implements AutoCloseable {
                 if (intAvg) {
                     rails.reduce(shard, shard, zeros.ensure(len * sz), len, t, ReduceOp.AVG, h.size);
                 }
-                rails.record(reduced[p]);
                 if (p == k - 1) {
+                    // before reduced[p], which the caller's stream waits for: the call's last event then
+                    // completes after this one, and the timer reads a set only once its last event did
                     timer.stage(rails, 1, s * sz);
                 }
+                rails.record(reduced[p]);
             }
             if (p > 0) { // the previous piece's AllGather, once its rail stage is done
                 int g = p - 1;
