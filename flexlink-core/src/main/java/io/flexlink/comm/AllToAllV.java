@@ -12,10 +12,10 @@ final class AllToAllV {
     private AllToAllV() {
     }
 
-    static void run(Communicator c, long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
+    static void run(Communicator c, AllToAllvArgs args, long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
                     long[] recvDispls, DataType type, Stream stream) {
         try {
-            AllToAllvArgs.check(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, c.size());
+            args.check(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, c.size());
         } catch (FlexLinkException e) {
             Groups.current().fail(e); // inside the caller's group: NCCL's groups are atomic
             throw e;

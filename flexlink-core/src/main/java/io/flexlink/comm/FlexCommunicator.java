@@ -19,6 +19,7 @@ import io.flexlink.plan.CallPlan;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.validate.AllToAllvArgs;
 import io.flexlink.validate.CollectiveApi;
 import io.flexlink.validate.Validator;
 import java.time.Duration;
@@ -61,6 +62,7 @@ public final class FlexCommunicator extends CollectiveApi {
     /** This communicator's calls of the current group (or the one call of a group of one). */
     private final GroupedCalls grouped;
     private final CommSplitter splitter;
+    private final AllToAllvArgs allToAllvArgs = new AllToAllvArgs();
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
                      List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
@@ -109,7 +111,7 @@ public final class FlexCommunicator extends CollectiveApi {
     public void allToAllv(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
                           long[] recvDispls, DataType type, Stream stream) {
         checkNotClosed();
-        AllToAllV.run(this, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, stream);
+        AllToAllV.run(this, allToAllvArgs, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, stream);
     }
 
     /** Checked under the lock like a call, then split outside it: the split waits for the other ranks. */

@@ -52,6 +52,7 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     private final Zeros zeros;
     private final HierCollectives collectives;
     private final HierExchanges exchanges;
+    private final AllToAllvArgs allToAllvArgs = new AllToAllvArgs();
     /** Null on nodes of one rank (nothing to overlap with the rail). */
     private final PipelinedAllReduce piped;
     /** Recorded after each call on its stream: a call on another stream waits for it (shared scratch); close drains it. */
@@ -104,7 +105,7 @@ public final class HierarchicalCommunicator extends CollectiveApi {
                     throw new FlexLinkException(Result.INVALID_USAGE, who() + ": a multi-node communicator's "
                             + "allToAllv cannot be grouped (groupStart/groupEnd): call it outside a group");
                 }
-                AllToAllvArgs.check(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, h.size);
+                allToAllvArgs.check(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, h.size);
                 AllToAllvArgs.checkMemory(backend, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type,
                         device);
                 checkStream(stream);

@@ -3,21 +3,23 @@ package io.flexlink.validate;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.runtime.Backend;
-import java.util.Arrays;
 
 /**
  * The argument rules of {@code allToAllv}, shared by the single-node and the multi-node communicator so
  * that both refuse the same calls with the same messages: one count and one displacement per rank, none
  * negative, byte offsets that fit 64 bits, buffers present where something moves, and no two pieces that
  * the call writes overlapping each other or a piece it reads (the pieces run at the same time, in no
- * defined order, as NCCL's grouped transfers do). Counts and displacements are elements.
+ * defined order, as NCCL's grouped transfers do). Counts and displacements are elements. One instance
+ * per communicator: it keeps the arrays of the overlap check from call to call.
  */
 public final class AllToAllvArgs {
-    private AllToAllvArgs() {
-    }
+    /** Per piece (2j: the send to j, 2j + 1: the receive from j): first and end byte; the pieces by start. */
+    private long[] starts = new long[0];
+    private long[] ends = new long[0];
+    private int[] order = new int[0];
 
-    /** Everything that needs no backend; throws INVALID_ARGUMENT naming the argument. */
-    public static void check(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
+    /** Everything that needs no backend; throws INVALID_ARGUMENT naming the argument. Safe from any thread. */
+    public void check(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
                              long[] recvDispls, DataType type, int ranks) {
         lengths("sendcounts", sendCounts, ranks);
         lengths("sdispls", sendDispls, ranks);
@@ -27,8 +29,8 @@ public final class AllToAllvArgs {
             throw Validator.invalid("datatype: null");
         }
         int sz = type.size();
-        boolean sends = ends("sendcounts", sendCounts, "sdispls", sendDispls, sz);
-        boolean recvs = ends("recvcounts", recvCounts, "rdispls", recvDispls, sz);
+        boolean sends = checkRanges("sendcounts", sendCounts, "sdispls", sendDispls, sz);
+        boolean recvs = checkRanges("recvcounts", recvCounts, "rdispls", recvDispls, sz);
         if (sends && send == 0) {
             throw Validator.invalid("sendbuff: null");
         }
@@ -68,7 +70,7 @@ public final class AllToAllvArgs {
     }
 
     /** Checks signs and that every piece's last byte has a 64-bit offset; returns whether any piece is not empty. */
-    private static boolean ends(String countName, long[] counts, String displName, long[] displs, int sz) {
+    private static boolean checkRanges(String countName, long[] counts, String displName, long[] displs, int sz) {
         boolean any = false;
         for (int j = 0; j < counts.length; j++) {
             if (counts[j] < 0) {
@@ -90,43 +92,66 @@ public final class AllToAllvArgs {
 
     /**
      * The written pieces must not overlap one another nor any piece that is read: one sweep over the pieces
-     * sorted by start ({@code n log n}; it allocates, as the arrays of the call's arguments do).
+     * sorted by start. Reuses this instance's arrays, so that a steady state of calls allocates nothing.
      */
-    private static void overlaps(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
-                                 long[] recvDispls, int sz) {
+    private synchronized void overlaps(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
+                                       long[] recvDispls, int sz) {
         int n = sendCounts.length;
-        long[][] pieces = new long[2 * n][];
+        if (starts.length < 2 * n) {
+            starts = new long[2 * n];
+            ends = new long[2 * n];
+            order = new int[2 * n];
+        }
         int k = 0;
-        for (int j = 0; j < n; j++) {
+        for (int j = 0; j < n; j++) { // piece 2j is the send to j, 2j + 1 the receive from j
             if (sendCounts[j] > 0) {
-                pieces[k++] = new long[] {send + sendDispls[j] * sz, send + (sendDispls[j] + sendCounts[j]) * sz, 0, j};
+                starts[2 * j] = send + sendDispls[j] * sz;
+                ends[2 * j] = starts[2 * j] + sendCounts[j] * sz;
+                order[k++] = 2 * j;
             }
             if (recvCounts[j] > 0) {
-                pieces[k++] = new long[] {recv + recvDispls[j] * sz, recv + (recvDispls[j] + recvCounts[j]) * sz, 1, j};
+                starts[2 * j + 1] = recv + recvDispls[j] * sz;
+                ends[2 * j + 1] = starts[2 * j + 1] + recvCounts[j] * sz;
+                order[k++] = 2 * j + 1;
             }
         }
-        long[][] sorted = Arrays.copyOf(pieces, k);
-        Arrays.sort(sorted, (a, b) -> Long.compare(a[0], b[0]));
+        sortByStart(k);
         // of the pieces started so far, the one reaching furthest, and the written one reaching furthest: a
         // written piece overlaps a piece before it iff it starts before the first's end, a read piece a
         // written one iff it starts before the second's end
-        long[] reach = null;
-        long[] reachWritten = null;
-        for (long[] p : sorted) {
-            long[] hit = p[2] == 1 ? reach : reachWritten;
-            if (hit != null && p[0] < hit[1]) {
-                long[] w = p[2] == 1 ? p : hit;
-                long[] o = w == p ? hit : p;
-                throw Validator.invalid("rdispls[" + w[3] + "]: recvbuff + rdispls[" + w[3] + "] ("
-                        + recvCounts[(int) w[3]] + " elements) overlaps " + (o[2] == 1 ? "recvbuff + rdispls["
-                        : "sendbuff + sdispls[") + o[3] + "]; no piece of one allToAllv may overlap a piece it writes");
+        int reach = -1;
+        int reachWritten = -1;
+        for (int i = 0; i < k; i++) {
+            int p = order[i];
+            boolean written = (p & 1) == 1;
+            int hit = written ? reach : reachWritten;
+            if (hit >= 0 && starts[p] < ends[hit]) {
+                int w = written ? p : hit;
+                int o = w == p ? hit : p;
+                throw Validator.invalid("rdispls[" + (w >> 1) + "]: recvbuff + rdispls[" + (w >> 1) + "] ("
+                        + recvCounts[w >> 1] + " elements) overlaps " + ((o & 1) == 1 ? "recvbuff + rdispls["
+                        : "sendbuff + sdispls[") + (o >> 1) + "]; no piece of one allToAllv may overlap a piece it "
+                        + "writes");
             }
-            if (reach == null || p[1] > reach[1]) {
+            if (reach < 0 || ends[p] > ends[reach]) {
                 reach = p;
             }
-            if (p[2] == 1 && (reachWritten == null || p[1] > reachWritten[1])) {
+            if (written && (reachWritten < 0 || ends[p] > ends[reachWritten])) {
                 reachWritten = p;
             }
+        }
+    }
+
+    /** Insertion sort of {@code order[0, k)} by start, ties by piece number: pieces usually come nearly in order. */
+    private void sortByStart(int k) {
+        for (int i = 1; i < k; i++) {
+            int p = order[i];
+            int j = i - 1;
+            while (j >= 0 && (starts[order[j]] > starts[p] || (starts[order[j]] == starts[p] && order[j] > p))) {
+                order[j + 1] = order[j];
+                j--;
+            }
+            order[j + 1] = p;
         }
     }
 }
