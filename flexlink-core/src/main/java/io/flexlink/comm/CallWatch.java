@@ -50,6 +50,14 @@ final class CallWatch implements AutoCloseable {
     private long head;
     /** Calls ever recorded. */
     private long calls;
+    /** The stream of the newest record, and the first record of the run of records all on that stream. */
+    private RuntimeStream lastStream;
+    private long runStart;
+    /** Records {@code [knownDoneFrom, knownDone)} are done: the newest of their stream's run completed. */
+    private long knownDoneFrom;
+    private long knownDone;
+    /** The call at which {@link #record} last retired finished calls from a full ring. */
+    private long advancedAt = Long.MIN_VALUE / 2;
     /** When the watchdog saw the latest completion; the next call runs from then (or from its enqueue). */
     private long confirmedAt = CallRecord.NOT_SEEN;
     private volatile long enteredAt;
@@ -87,21 +95,36 @@ final class CallWatch implements AutoCloseable {
     /** Records the end of a call on {@code stream}, after everything the call enqueued there. */
     void record(RuntimeStream stream, Collective c, long count, DataType type, long now) {
         long seq = calls;
-        if (tail - head == ring.length) {
+        if (tail - head == ring.length && seq - advancedAt >= ring.length / 8) {
             // the watchdog's rounds are far apart (up to 100 ms) next to a call's host time: retire what is
-            // done before growing, so that a tight loop of finished calls does not grow the ring (allocate)
+            // done before growing, so that a tight loop of finished calls does not grow the ring (allocate);
+            // at most every eighth of the ring's calls, so that a full ring costs no query per call
+            advancedAt = seq;
             advance(now);
+            if (tail - head == ring.length) {
+                grow();
+            }
         }
-        if (tail - head == ring.length && !grow()) {
+        if (tail - head == ring.length) {
+            // full until the next retirement (or at the largest): the newest record covers this call too
             CallRecord newest = ring[(int) ((tail - 1) & (ring.length - 1))];
             stream.record(newest.done);
             newest.lastSeq = seq;
             calls = seq + 1;
+            knownDone = Math.min(knownDone, tail - 1); // its event now stands for this call
+            if (stream != lastStream) {
+                lastStream = stream;
+                runStart = tail - 1;
+            }
             return;
         }
         CallRecord r = ring[(int) (tail & (ring.length - 1))];
         stream.record(r.done);
         r.set(seq, c, count, type, now);
+        if (stream != lastStream) {
+            lastStream = stream;
+            runStart = tail;
+        }
         tail++;
         calls = seq + 1;
     }
@@ -146,14 +169,23 @@ final class CallWatch implements AutoCloseable {
         return false;
     }
 
-    /** Marks done, in call order, the calls whose events completed; the oldest not done, or null. */
+    /**
+     * Marks done, in call order, the calls whose events completed; the oldest not done, or null. The newest
+     * record is asked first: when it completed, every record of its stream's run completed before it (stream
+     * order), so a run of calls on one stream is retired with one query instead of one each.
+     */
     private CallRecord advance(long now) {
+        if (head < tail && knownDone < tail && ring[(int) ((tail - 1) & (ring.length - 1))].done.isComplete()) {
+            knownDoneFrom = runStart;
+            knownDone = tail;
+        }
         while (head < tail) {
             CallRecord r = ring[(int) (head & (ring.length - 1))];
             if (r.startedAt == CallRecord.NOT_SEEN) {
                 r.startedAt = Math.max(r.enqueuedAt, confirmedAt);
             }
-            if (!r.done.isComplete()) {
+            boolean done = head >= knownDoneFrom && head < knownDone || r.done.isComplete();
+            if (!done) {
                 return r;
             }
             r.doneAt = now;

@@ -325,7 +325,7 @@ public final class FlexCommunicator extends CollectiveApi {
     private void finish(CallPlan p) {
         RuntimeStream stream = p.call.stream;
         health.used(stream);
-        if (watch != null && !p.captured) {
+        if (watch != null && !Launcher.captured(p)) {
             watch.record(stream, p.call.collective, p.call.count, p.call.type, life.now());
         }
     }

@@ -170,12 +170,11 @@ public final class FlexLinkConfig {
 
     /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
     public static final Setting<Boolean> ENQUEUE_THREAD = define("flexlink.enqueueThread", "off",
-            "`on`: each communicator enqueues the auxiliary paths' part of a split call on a thread of its own, so "
-                    + "that the calling thread (which may drive every GPU of the machine) enqueues only the primary "
-                    + "collective, a fork and a join word; timed, captured and point-to-point calls stay on the "
-                    + "calling thread. `off` (default): everything on the calling thread. On CUDA the caller's stream "
-                    + "then waits on a memory word the GPU's scheduler cannot see, which deadlocked with eight ranks' "
-                    + "streams on one GPU (docs/operations.md).",
+            "`on`: each communicator enqueues the auxiliary paths' part of a split call on a thread of its own, "
+                    + "handed over when the call is planned and joined when the group ends, so that one thread "
+                    + "driving several ranks gets their auxiliary enqueueing done in parallel; timed, captured and "
+                    + "point-to-point calls stay on the calling thread. `off` (default): everything on the calling "
+                    + "thread.",
             SettingParsers.onOff());
 
     // ---- data-parallel gradient buckets (io.flexlink.ddp) ----

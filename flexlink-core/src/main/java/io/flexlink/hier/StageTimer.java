@@ -23,6 +23,11 @@ final class StageTimer implements AutoCloseable {
     private final boolean[] pending = new boolean[SETS];
     /** Per set, which stages did something on this rank (a stage that did nothing is not timed). */
     private final boolean[][] ran = new boolean[SETS][NAMES.length];
+    /**
+     * Per set, which boundaries the call recorded: an algorithm whose stages overlap (the pipelined
+     * AllReduce) records only the last, and a stage is timed from the latest boundary recorded before it.
+     */
+    private final boolean[][] marked = new boolean[SETS][NAMES.length + 1];
     private final long[] calls = new long[NAMES.length];
     private final long[] bytes = new long[NAMES.length];
     private final double[] seconds = new double[NAMES.length];
@@ -47,7 +52,9 @@ final class StageTimer implements AutoCloseable {
         java.util.Arrays.fill(current, -1);
         active = pending[next] ? -1 : next;
         if (active >= 0) {
+            java.util.Arrays.fill(marked[active], false);
             stream.record(events[active][0]);
+            marked[active][0] = true;
         }
     }
 
@@ -56,6 +63,7 @@ final class StageTimer implements AutoCloseable {
         current[stage] = stageBytes;
         if (active >= 0) {
             stream.record(events[active][stage + 1]);
+            marked[active][stage + 1] = true;
         }
     }
 
@@ -79,17 +87,30 @@ final class StageTimer implements AutoCloseable {
 
     /** Reads the sets whose calls completed, oldest first. */
     private void harvest() {
-        while (pending[oldest] && events[oldest][NAMES.length].isComplete()) {
+        while (pending[oldest] && events[oldest][lastMarked(oldest)].isComplete()) {
             RuntimeEvent[] set = events[oldest];
             for (int i = 0; i < NAMES.length; i++) {
                 if (ran[oldest][i]) {
-                    seconds[i] += set[i + 1].elapsedMillis(set[i]) / 1e3;
+                    int from = i;
+                    while (!marked[oldest][from]) {
+                        from--; // boundary 0 is always marked
+                    }
+                    seconds[i] += set[i + 1].elapsedMillis(set[from]) / 1e3;
                     timed[i]++;
                 }
             }
             pending[oldest] = false;
             oldest = (oldest + 1) % SETS;
         }
+    }
+
+    /** The last boundary set {@code s}'s call recorded (all are on one stream: it completes last). */
+    private int lastMarked(int s) {
+        int k = NAMES.length;
+        while (!marked[s][k]) {
+            k--;
+        }
+        return k;
     }
 
     /** The stages' totals (after reading what completed). */

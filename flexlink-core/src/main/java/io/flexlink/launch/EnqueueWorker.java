@@ -13,31 +13,42 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The communicator's enqueue thread: it enqueues the auxiliary paths' part of split calls, so that the
- * thread that makes the call (one thread may drive every GPU of a machine) only enqueues the fork, the
- * primary collective and the join, and the ranks' auxiliary work is enqueued in parallel. The call is
- * still stream-ordered: the caller's stream waits on a join word ({@link JoinFlags}) that the auxiliary
- * paths' last stream sets once the call's work ran; the paths wait on a fork event recorded on the caller's
- * stream (a ring of them, each reused only after the thread waited on it). Calls are handed over in order
- * through a ring of plans, copied (no allocation), and the thread enqueues them in that order.
+ * The communicator's enqueue thread: it enqueues the auxiliary paths' part of split calls while the thread
+ * that makes the call (one thread may drive every GPU of a machine) goes on with the primary collective and
+ * with the other ranks' calls, so that the ranks' auxiliary enqueueing runs in parallel.
  *
- * <p>The thread never waits for the device. The caller waits on the host only when the ring is full
- * (the thread is far behind), and {@link #drain} waits until everything handed over is enqueued: before the
- * caller touches the auxiliary paths itself (timed, captured or point-to-point calls) and before teardown.
+ * <p>A call is handed over in the plan stage, right after its fork is recorded on the caller's stream, and
+ * joined in the join stage: the caller waits (on the host) until the thread has enqueued it, then makes its
+ * stream wait for the events the thread recorded at the end of each path's work. So the caller's stream
+ * only ever waits for work enqueued before the wait, as without the thread. (An earlier design let the
+ * caller return before the thread had enqueued, its stream waiting on a memory word the paths set later;
+ * with eight ranks' streams on one GPU sharing its hardware queues, a caller's wait could sit in front of the
+ * very work it waited for, and a run deadlocked.)
+ *
+ * <p>Calls are handed over in order through a ring of plans, copied (no allocation), each with its own fork
+ * and end events; the thread never waits for the device, and the caller joins them in the order it handed
+ * them over. {@link #drain} waits until everything handed over is enqueued: before the caller touches the
+ * auxiliary paths itself (timed, captured or point-to-point calls) and before teardown.
  */
 public final class EnqueueWorker implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EnqueueWorker.class);
-    static final int RING = JoinFlags.RING;
+    static final int RING = 8;
+    /** How long a waiting side spins before it parks: a handed-over call is enqueued in tens of microseconds. */
+    private static final long SPIN_NANOS = 50_000;
 
     private final Path[] aux;
     private final io.flexlink.balance.PathCounters counters;
     private final CallPlan[] plans;
     private final RuntimeEvent[] forks;
-    private final RuntimeEvent[][] done;
-    private final JoinFlags joins;
+    /** Per ring slot, path and stream: recorded once the path's work of that call is enqueued. */
+    private final RuntimeEvent[][][] done;
     private final Thread thread;
+    /** The thread that handed the latest call over: woken if this thread fails. */
+    private volatile Thread caller;
     private volatile long submitted;
     private volatile long enqueued;
+    /** Calls the caller joined (only the caller's thread writes it). */
+    private long joined;
     private volatile boolean stopping;
     private volatile FlexLinkException failure;
 
@@ -46,59 +57,81 @@ public final class EnqueueWorker implements AutoCloseable {
         this.counters = counters;
         this.plans = new CallPlan[RING];
         this.forks = new RuntimeEvent[RING];
-        for (int i = 0; i < RING; i++) {
-            plans[i] = new CallPlan(aux.length);
-            forks[i] = backend.createEvent(device, false);
-        }
-        this.done = new RuntimeEvent[aux.length][];
-        for (int i = 0; i < aux.length; i++) {
-            done[i] = new RuntimeEvent[aux[i].streams().length];
-            for (int k = 0; k < done[i].length; k++) {
-                done[i][k] = backend.createEvent(device, false);
+        this.done = new RuntimeEvent[RING][aux.length][];
+        for (int j = 0; j < RING; j++) {
+            plans[j] = new CallPlan(aux.length);
+            forks[j] = backend.createEvent(device, false);
+            for (int i = 0; i < aux.length; i++) {
+                done[j][i] = new RuntimeEvent[aux[i].streams().length];
+                for (int k = 0; k < done[j][i].length; k++) {
+                    done[j][i][k] = backend.createEvent(device, false);
+                }
             }
         }
-        this.joins = new JoinFlags(backend, device);
         this.thread = new Thread(this::work, "flexlink-enqueue-r" + rank);
         this.thread.setDaemon(true);
         this.thread.start();
     }
 
-    /**
-     * The fork event the next call records on its caller's stream; waits (host work only) while the thread is
-     * a whole ring behind, so that neither the event nor the plan slot is still in use.
-     */
-    RuntimeEvent reserveFork() {
-        while (submitted - enqueued >= RING - 1 && !stopping && failure == null) {
-            LockSupport.parkNanos(20_000);
-        }
-        checkFailure();
+    /** True when a call can be handed over now: a ring slot whose call was joined is free. */
+    boolean hasRoom() {
+        return submitted - joined < RING && failure == null && !stopping;
+    }
+
+    /** The fork event the next handed-over call records on its caller's stream (only when {@link #hasRoom}). */
+    RuntimeEvent nextFork() {
         return forks[(int) (submitted % RING)];
     }
 
-    /**
-     * Hands the auxiliary part of {@code p}, whose fork was {@link #reserveFork}, to the thread and makes the
-     * caller's stream wait for it.
-     */
+    /** Hands the auxiliary part of {@code p}, whose fork ({@link #nextFork}) is recorded, to the thread. */
     void submit(CallPlan p) {
         long seq = submitted;
         CallPlan copy = plans[(int) (seq % RING)];
         copy.call.set(p.call.collective, p.call.send, p.call.recv, p.call.count, p.call.type, p.call.op,
                 p.call.root, p.call.stream);
         System.arraycopy(p.lengths, 0, copy.lengths, 0, p.lengths.length);
-        joins.awaitOnCaller(p.call.stream, seq);
+        caller = Thread.currentThread();
         submitted = seq + 1;
-        if (failure != null || stopping) {
-            joins.releaseAll(); // the thread is gone, or may have released before this call came
-        }
         LockSupport.unpark(thread);
+    }
+
+    /**
+     * The join stage of the oldest handed-over call not yet joined, {@code p}: waits until the thread enqueued
+     * it, then makes the caller's stream wait for every path's work of it.
+     */
+    void join(CallPlan p, RuntimeStream callerStream) {
+        long seq = joined;
+        awaitEnqueued(seq + 1);
+        joined = seq + 1;
+        RuntimeEvent[][] ends = done[(int) (seq % RING)];
+        for (int i = 0; i < aux.length; i++) {
+            if (p.lengths[i + 1] > 0) {
+                for (RuntimeEvent e : ends[i]) {
+                    callerStream.waitEvent(e);
+                }
+            }
+        }
     }
 
     /** Waits until everything handed over is enqueued (host work only; bounded by the thread's progress). */
     void drain() {
-        while (enqueued < submitted && !stopping && failure == null) {
-            LockSupport.parkNanos(10_000);
+        awaitEnqueued(submitted);
+    }
+
+    private void awaitEnqueued(long count) {
+        long start = System.nanoTime();
+        while (enqueued < count && !stopping && failure == null) {
+            if (System.nanoTime() - start < SPIN_NANOS) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.parkNanos(10_000);
+            }
         }
         checkFailure();
+        if (enqueued < count) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "communicator: aborted while its enqueue thread "
+                    + "had calls to enqueue");
+        }
     }
 
     /** True when nothing handed over is still to be enqueued. */
@@ -122,7 +155,13 @@ public final class EnqueueWorker implements AutoCloseable {
         long next = 0;
         while (!stopping) {
             if (next >= submitted) {
-                LockSupport.parkNanos(50_000); // woken by submit(); the timeout bounds a missed wake-up
+                long start = System.nanoTime();
+                while (next >= submitted && !stopping && System.nanoTime() - start < SPIN_NANOS) {
+                    Thread.onSpinWait(); // the next rank's call of a group usually comes within microseconds
+                }
+                if (next >= submitted) {
+                    LockSupport.parkNanos(200_000); // woken by submit(); the timeout bounds a missed wake-up
+                }
                 continue;
             }
             try {
@@ -131,7 +170,10 @@ public final class EnqueueWorker implements AutoCloseable {
                 failure = e instanceof FlexLinkException ? (FlexLinkException) e
                         : new FlexLinkException(Result.INTERNAL_ERROR, "enqueue thread failed: " + e, e);
                 LOG.warn("COLL enqueue thread stopped: {}", failure.getMessage());
-                joins.releaseAll(); // the callers' streams must not wait for work that will never come
+                Thread c = caller;
+                if (c != null) {
+                    LockSupport.unpark(c);
+                }
                 return;
             }
             next++;
@@ -141,55 +183,29 @@ public final class EnqueueWorker implements AutoCloseable {
 
     private void enqueue(CallPlan p, long seq) {
         CollectiveCall c = p.call;
-        RuntimeEvent fork = forks[(int) (seq % RING)];
+        int slot = (int) (seq % RING);
+        RuntimeEvent fork = forks[slot];
         long offset = p.lengths[0];
-        int lastPath = -1;
         for (int i = 0; i < aux.length; i++) {
             long n = p.lengths[i + 1];
             if (n == 0) {
                 continue;
             }
-            for (RuntimeStream s : aux[i].streams()) {
+            RuntimeStream[] ps = aux[i].streams();
+            for (RuntimeStream s : ps) {
                 s.waitEvent(fork);
             }
             aux[i].enqueue(c, offset, n);
+            for (int k = 0; k < ps.length; k++) {
+                ps[k].record(done[slot][i][k]);
+            }
             offset += n;
             counters.add(i + 1, n * c.type.size());
-            lastPath = i;
         }
         c.stream = null; // no reference to a caller's stream outlives the hand-over
-        if (lastPath < 0) {
-            return;
-        }
-        // the last stream of the last path signals the caller once every other used stream is done too
-        RuntimeStream[] lastStreams = aux[lastPath].streams();
-        RuntimeStream last = lastStreams[lastStreams.length - 1];
-        for (int i = 0; i <= lastPath; i++) {
-            if (p.lengths[i + 1] == 0) {
-                continue;
-            }
-            RuntimeStream[] ps = aux[i].streams();
-            for (int k = 0; k < ps.length; k++) {
-                if (ps[k] != last) {
-                    ps[k].record(done[i][k]);
-                    last.waitEvent(done[i][k]);
-                }
-            }
-        }
-        joins.signalFromPath(last, seq);
     }
 
-    /**
-     * After {@link #stop}: releases every caller's stream waiting on a join (an abort): the calls the thread
-     * never enqueued, and those whose paths' streams failed or hang and will never signal. Their results
-     * are garbage, as after NCCL's abort; their memory stays safe (the host backend frees memory only
-     * after the streams ran what they had queued, CUDA's free synchronizes the device).
-     */
-    void releaseAll() {
-        joins.releaseAll();
-    }
-
-    /** Stops the thread after the call it is enqueueing; idempotent. */
+    /** Stops the thread after the call it is enqueueing (an abort, or teardown); idempotent. */
     void stop() {
         stopping = true;
         LockSupport.unpark(thread);
@@ -204,18 +220,17 @@ public final class EnqueueWorker implements AutoCloseable {
     public void close() {
         stop();
         if (thread.isAlive()) {
-            // still inside a path's enqueue: its events and words stay allocated rather than freed under it
-            LOG.warn("COLL enqueue thread {} did not stop: its events and join words stay allocated", thread.getName());
+            // still inside a path's enqueue: its events stay allocated rather than freed under it
+            LOG.warn("COLL enqueue thread {} did not stop: its events stay allocated", thread.getName());
             return;
         }
-        for (RuntimeEvent e : forks) {
-            e.close();
-        }
-        for (RuntimeEvent[] es : done) {
-            for (RuntimeEvent e : es) {
-                e.close();
+        for (int j = 0; j < RING; j++) {
+            forks[j].close();
+            for (RuntimeEvent[] es : done[j]) {
+                for (RuntimeEvent e : es) {
+                    e.close();
+                }
             }
         }
-        joins.close();
     }
 }

@@ -76,7 +76,14 @@ public final class Launcher implements AutoCloseable {
     public void plan(CallPlan p) {
         CollectiveCall c = p.call;
         long bytes = c.bytes(ranks);
+        if (planner.primaryOnly(bytes)) {
+            // never split, never timed: neither the balancer nor the stream's capture state is asked (a small
+            // call's host time is the raw primary's plus this)
+            planWhole(p);
+            return;
+        }
         p.captured = aux.length > 0 && c.stream.isCapturing();
+        p.captureKnown = true;
         if (p.captured) {
             shares.current(c.collective, bytes, p.fractions);
             p.token = -1;
@@ -114,9 +121,10 @@ public final class Launcher implements AutoCloseable {
         p.timerSlot = timer != null && p.token >= 0 ? timer.begin(p.token, c.stream) : -1;
         if (p.split) {
             // timed and captured calls keep their auxiliary part on this thread: their events are this thread's
-            p.async = worker != null && !p.captured && p.timerSlot < 0;
+            p.async = worker != null && !p.captured && p.timerSlot < 0 && worker.hasRoom();
             if (p.async) {
-                c.stream.record(worker.reserveFork());
+                c.stream.record(worker.nextFork());
+                worker.submit(p); // the thread enqueues the auxiliary part while this one launches the primary
             } else {
                 drain();
                 c.stream.record(fork);
@@ -132,13 +140,16 @@ public final class Launcher implements AutoCloseable {
         }
     }
 
-    /** Phase 3: every auxiliary path's range, forked off the caller's stream and joined back into it. */
+    /**
+     * Phase 3: every auxiliary path's range, forked off the caller's stream and joined back into it (a call
+     * handed to the enqueue thread in phase 1 is only joined).
+     */
     public void launchAuxiliary(CallPlan p) {
         if (!p.split) {
             return;
         }
         if (p.async) {
-            worker.submit(p);
+            worker.join(p, p.call.stream);
             return;
         }
         CollectiveCall c = p.call;
@@ -173,8 +184,7 @@ public final class Launcher implements AutoCloseable {
         CollectiveCall c = p.call;
         long bytes = c.bytes(ranks);
         long copy = inPlaceInput.ensure(Math.max(1, bytes));
-        boolean capturing = c.stream.isCapturing();
-        if (inPlaceUsed && !capturing) {
+        if (inPlaceUsed && !captured(p)) {
             c.stream.waitEvent(inPlaceRead); // the last call that read it may have run on another stream
         }
         c.stream.copy(copy, c.send, bytes);
@@ -184,10 +194,19 @@ public final class Launcher implements AutoCloseable {
 
     /** After every path's work of {@code p} is on (or joined into) the caller's stream. */
     public void done(CallPlan p) {
-        if (p.stagedInput && !p.call.stream.isCapturing()) {
+        if (p.stagedInput && !captured(p)) {
             p.call.stream.record(inPlaceRead);
             inPlaceUsed = true;
         }
+    }
+
+    /** Whether {@code p}'s stream is being captured: as the plan found it, or asked now (once) if it did not ask. */
+    public static boolean captured(CallPlan p) {
+        if (!p.captureKnown) {
+            p.captured = p.call.stream.isCapturing();
+            p.captureKnown = true;
+        }
+        return p.captured;
     }
 
     // ---- a group's sends and receives: every path carries a range of each, all of a path's at once ----
@@ -198,6 +217,7 @@ public final class Launcher implements AutoCloseable {
         shares.current(Collective.ALL_TO_ALL, c.bytes(ranks), p.fractions);
         p.token = -1;
         p.captured = aux.length > 0 && c.stream.isCapturing();
+        p.captureKnown = true;
         if (p.captured) {
             for (int i = 0; i < aux.length; i++) {
                 if (!aux[i].capturable()) {
@@ -278,11 +298,10 @@ public final class Launcher implements AutoCloseable {
         }
     }
 
-    /** Stops the enqueue thread and releases the callers' streams waiting on its joins (an abort). */
+    /** Stops the enqueue thread (an abort): a caller waiting to join its calls gives up. */
     public void stopAndRelease() {
         if (worker != null) {
             worker.stop();
-            worker.releaseAll();
         }
     }
 

@@ -21,9 +21,11 @@ public final class CallPlan {
     public int token = -1;
     /** The timer's slot of a timed call, or -1. */
     public int timerSlot = -1;
-    /** Enqueued while the caller's stream was being captured into a CUDA graph. */
+    /** Enqueued while the caller's stream was being captured into a CUDA graph (valid when {@link #captureKnown}). */
     public boolean captured;
-    /** The auxiliary part goes to the enqueue thread (the caller's stream waits on a join word). */
+    /** The stream's capture state was asked for this call (calls below the split size skip the question). */
+    public boolean captureKnown;
+    /** The auxiliary part goes to the enqueue thread (handed over at launch, joined in the join stage). */
     public boolean async;
     /** The input was copied aside first (an in-place AlltoAll); {@code call.send} is the copy. */
     public boolean stagedInput;
@@ -49,6 +51,7 @@ public final class CallPlan {
         token = -1;
         timerSlot = -1;
         captured = false;
+        captureKnown = false;
         stagedInput = false;
         async = false;
     }

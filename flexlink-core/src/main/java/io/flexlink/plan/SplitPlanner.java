@@ -21,6 +21,11 @@ public final class SplitPlanner {
         this.ranks = ranks;
     }
 
+    /** True when a call of {@code bytes} runs whole on the primary path whatever the shares. */
+    public boolean primaryOnly(long bytes) {
+        return hasPrimary && bytes < minSplitBytes;
+    }
+
     /** Fills {@code plan.lengths} and {@code plan.split} from {@code plan.fractions}. */
     public void plan(CallPlan plan) {
         CollectiveCall call = plan.call;

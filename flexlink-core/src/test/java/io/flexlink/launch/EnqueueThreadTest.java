@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Split calls whose auxiliary part the communicator's enqueue thread enqueues ({@code flexlink.enqueueThread=on}):
- * the caller's stream joins them through a join word per call, in a ring of 64.
+ * each is handed over when it is planned and joined (events the thread recorded) in the join stage, through a ring
+ * of plans.
  */
 class EnqueueThreadTest {
     private static final Duration BOUND = Duration.ofSeconds(30);
@@ -67,7 +68,7 @@ class EnqueueThreadTest {
         }
     }
 
-    /** 200 calls back to back, never synchronized in between: the ring of join words wraps three times. */
+    /** 200 calls back to back, never synchronized in between: the ring of plans wraps many times. */
     @Test
     void aDeepQueueOfCallsWrapsTheRingOfJoinWords() throws Exception {
         int n = 2;
@@ -140,7 +141,7 @@ class EnqueueThreadTest {
             comms[1].close();
             s.close();
             m.close();
-            assertEquals(0, backend.liveBytes(), "the join words and everything else freed");
+            assertEquals(0, backend.liveBytes(), "the thread's events and everything else freed");
         }
     }
 }

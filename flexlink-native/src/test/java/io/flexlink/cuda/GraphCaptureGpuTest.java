@@ -49,7 +49,7 @@ class GraphCaptureGpuTest {
             }
             List<String> failures = new ArrayList<>();
             for (Collective c : Collective.collectives()) {
-                failures.addAll(replays(backend, comms, streams, c));
+                failures.addAll(replays(backend, comms, streams, c, COUNT));
             }
             long[] bytes = Paths.bytes(comms[0]);
             assertTrue(bytes[bytes.length - 1] > 0, "the PCIe path carried data: " + Paths.names(comms[0]));
@@ -61,15 +61,35 @@ class GraphCaptureGpuTest {
         }
     }
 
+    /**
+     * A call below the split size runs on NCCL alone and skips the plan's capture question; the watchdog (on,
+     * the default) must still see that the stream is being captured and record nothing into the graph.
+     */
+    @org.junit.jupiter.api.Test
+    void aCallBelowTheSplitSizeIsCapturedWithTheWatchdogOn() {
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda")
+                .set(FlexLinkConfig.SHARE, "pcie=0.3").set(FlexLinkConfig.TUNING_CACHE, "off").build();
+        try (CudaBackend backend = GpuTests.open()) {
+            Communicator[] comms = FlexLink.initAll(backend, config, new int[1]);
+            RuntimeStream[] streams = {backend.createStream(0, "graph.small")};
+            List<String> failures = new ArrayList<>(replays(backend, comms, streams, Collective.ALL_REDUCE, 2));
+            long[] bytes = Paths.bytes(comms[0]);
+            assertEquals(0, bytes[bytes.length - 1], "an 8-byte call never reaches the PCIe path");
+            comms[0].close();
+            streams[0].close();
+            assertEquals(List.of(), failures);
+        }
+    }
+
     private static List<String> replays(CudaBackend backend, Communicator[] comms, RuntimeStream[] streams,
-                                        Collective c) {
+                                        Collective c, long count) {
         int n = comms.length;
         DataType type = DataType.FLOAT32;
         ReduceOp op = ReduceOp.SUM;
         int sz = type.size();
         int root = n - 1;
-        long inElems = Expected.inputCount(c, COUNT, n);
-        long outElems = Expected.outputCount(c, COUNT, n);
+        long inElems = Expected.inputCount(c, count, n);
+        long outElems = Expected.outputCount(c, count, n);
         DeviceMemory[] in = new DeviceMemory[n];
         DeviceMemory[] out = new DeviceMemory[n];
         ByteBuffer[][] inputs = new ByteBuffer[DATA_SETS][n];
@@ -84,7 +104,7 @@ class GraphCaptureGpuTest {
                 expected[k][r] = buffer(outElems * sz);
                 for (long i = 0; i < outElems; i++) {
                     DataPattern.put(expected[k][r].position((int) (i * sz)), type,
-                            Expected.output(c, type, op, 77 + k, n, r, root, COUNT, i));
+                            Expected.output(c, type, op, 77 + k, n, r, root, count, i));
                 }
                 expected[k][r].position(0);
             }
@@ -96,7 +116,7 @@ class GraphCaptureGpuTest {
         }
         FlexLink.groupStart();
         for (int r = 0; r < n; r++) {
-            CollectiveHarness.enqueue(c, comms[r], in[r].address(), out[r].address(), COUNT, type, op, root, streams[r]);
+            CollectiveHarness.enqueue(c, comms[r], in[r].address(), out[r].address(), count, type, op, root, streams[r]);
         }
         FlexLink.groupEnd();
         for (int r = 0; r < n; r++) {
@@ -113,7 +133,7 @@ class GraphCaptureGpuTest {
             if (eager) {
                 FlexLink.groupStart();
                 for (int r = 0; r < n; r++) {
-                    CollectiveHarness.enqueue(c, comms[r], in[r].address(), out[r].address(), COUNT, type, op, root,
+                    CollectiveHarness.enqueue(c, comms[r], in[r].address(), out[r].address(), count, type, op, root,
                             streams[r]);
                 }
                 FlexLink.groupEnd();

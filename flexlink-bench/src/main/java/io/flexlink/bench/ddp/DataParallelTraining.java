@@ -10,6 +10,8 @@ import io.flexlink.runtime.Backend;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -28,6 +30,8 @@ final class DataParallelTraining {
             UniqueId id = FlexLink.getUniqueId();
             int n = o.ranks();
             Communicator[] comms = new Communicator[n];
+            // every rank's kernels load before any rank's first collective (see RankTrainer)
+            CyclicBarrier loaded = new CyclicBarrier(n);
             ExecutorService pool = Executors.newFixedThreadPool(n);
             try {
                 List<Future<RankResult>> futures = new ArrayList<>();
@@ -37,10 +41,12 @@ final class DataParallelTraining {
                     futures.add(pool.submit(() -> {
                         try (Communicator comm = FlexLink.initRank(backend, config, n, id, rank, device)) {
                             comms[rank] = comm;
-                            try (RankTrainer t = new RankTrainer(o, backend, comm, rank, device, compiler)) {
+                            try (RankTrainer t = new RankTrainer(o, backend, comm, rank, device, compiler,
+                                    () -> meet(loaded))) {
                                 return t.run();
                             }
                         } catch (RuntimeException | Error e) {
+                            loaded.reset(); // a rank waiting to meet this one gives up
                             abortAll(comms); // the other ranks fail at once instead of waiting for this one
                             throw e;
                         }
@@ -54,6 +60,17 @@ final class DataParallelTraining {
             } finally {
                 pool.shutdown();
             }
+        }
+    }
+
+    private static void meet(CyclicBarrier barrier) {
+        try {
+            barrier.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the ranks loaded their kernels", e);
+        } catch (BrokenBarrierException e) {
+            throw new IllegalStateException("another rank failed before its first collective", e);
         }
     }
 

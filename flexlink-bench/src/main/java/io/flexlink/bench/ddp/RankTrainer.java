@@ -42,6 +42,16 @@ final class RankTrainer implements AutoCloseable {
     private final Mlp.LayerReady readyLayer;
 
     RankTrainer(TrainOptions o, Backend backend, Communicator comm, int rank, int device, KernelCompiler compiler) {
+        this(o, backend, comm, rank, device, compiler, () -> { });
+    }
+
+    /**
+     * @param kernelsLoaded run once this rank's kernels are loaded, before its first collective (the buckets'
+     *     layout agreement): ranks of one process sharing a GPU meet there, because loading a CUDA module
+     *     waits for the device, and the device may be waiting inside another rank's collective for this one
+     */
+    RankTrainer(TrainOptions o, Backend backend, Communicator comm, int rank, int device, KernelCompiler compiler,
+                Runnable kernelsLoaded) {
         this.o = o;
         this.backend = backend;
         this.comm = comm;
@@ -65,6 +75,7 @@ final class RankTrainer implements AutoCloseable {
                         : new HostGradientCast(backend, device, DataType.FLOAT16);
                 default -> null;
             };
+            kernelsLoaded.run();
             GradientBucketsBuilder b = GradientBuckets.builder(comm, backend).config(o.config())
                     .reduction(o.average() ? ReduceOp.AVG : ReduceOp.SUM, o.average() ? 1.0 : 1.0 / comm.size())
                     .rebuildFromReadyOrder(o.rebuild()).cast(cast);
