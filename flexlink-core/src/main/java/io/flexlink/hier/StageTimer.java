@@ -104,7 +104,7 @@ final class StageTimer implements AutoCloseable {
         }
     }
 
-    /** The last boundary set {@code s}'s call recorded (all are on one stream: it completes last). */
+    /** The last boundary set {@code s}'s call recorded: it completes last (the others are ordered before it). */
     private int lastMarked(int s) {
         int k = NAMES.length;
         while (!marked[s][k]) {
