@@ -171,10 +171,10 @@ public final class FlexLinkConfig {
     /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
     public static final Setting<Boolean> ENQUEUE_THREAD = define("flexlink.enqueueThread", "off",
             "`on`: each communicator enqueues the auxiliary paths' part of a split call on a thread of its own, "
-                    + "handed over when the call is planned and joined when the group ends, so that one thread "
-                    + "driving several ranks gets their auxiliary enqueueing done in parallel; timed, captured and "
-                    + "point-to-point calls stay on the calling thread. `off` (default): everything on the calling "
-                    + "thread.",
+                    + "handed over when the call is launched and joined (on events) when the group ends, so that "
+                    + "one thread driving several ranks gets their auxiliary enqueueing done in parallel; timed, "
+                    + "captured and point-to-point calls stay on the calling thread. `off` (default): everything on "
+                    + "the calling thread (docs/design.md).",
             SettingParsers.onOff());
 
     // ---- data-parallel gradient buckets (io.flexlink.ddp) ----
