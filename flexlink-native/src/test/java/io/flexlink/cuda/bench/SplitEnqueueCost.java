@@ -18,7 +18,8 @@ import java.util.Locale;
  * one call per rank, {@code groupEnd}, nothing synchronized inside (the streams are synchronized between
  * calls, untimed). Median of {@code reps} calls after warm-up. Sizes as nccl-tests counts them (AllGather:
  * the receive buffer, ReduceScatter: the send buffer). Several ranks on one GPU run the PCIe path alone.
- * Usage: {@code SplitEnqueueCost reps chunk enqueueThread coll:size:ranks:share ...}.
+ * Usage: {@code SplitEnqueueCost reps chunk enqueueThread coll:size:ranks:share ...}; with the system property
+ * {@code profile=true}, the calling thread's stack is sampled ({@link StackSampler}) while it enqueues.
  */
 public final class SplitEnqueueCost {
     private SplitEnqueueCost() {
@@ -65,6 +66,8 @@ public final class SplitEnqueueCost {
             backend.fill(send[r].address(), send[r].byteSize(), (byte) 1);
         }
         double[] t = new double[reps];
+        StackSampler sampler = Boolean.getBoolean("profile")
+                ? new StackSampler(Thread.currentThread(), "org.bytedeco.cuda.global.cudart.cudaStreamSynchronize") : null;
         for (int i = -5; i < reps; i++) {
             long t0 = System.nanoTime();
             FlexLink.groupStart();
@@ -88,6 +91,9 @@ public final class SplitEnqueueCost {
             if (i >= 0) {
                 t[i] = (t1 - t0) / 1e3;
             }
+        }
+        if (sampler != null) {
+            sampler.close();
         }
         for (int r = 0; r < ranks; r++) {
             comms[r].close();
