@@ -63,6 +63,8 @@ public final class FlexCommunicator extends CollectiveApi {
     private final GroupedCalls grouped;
     private final CommSplitter splitter;
     private final AllToAllvArgs allToAllvArgs = new AllToAllvArgs();
+    /** What a graph that captured this communicator's calls asks before each replay. */
+    private final io.flexlink.runtime.CaptureUser captureUser = this::releasedForGraphs;
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
                      List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
@@ -145,6 +147,7 @@ public final class FlexCommunicator extends CollectiveApi {
             Validator.checkCall(c, send, recv, count, type, op, root, rank, size);
             Validator.checkMemory(backend, c, send, recv, count, type, root, rank, size, device);
             RuntimeStream stream = checkStream(userStream);
+            stream.capturedBy(captureUser);
             if (count == 0) {
                 return;
             }
@@ -328,6 +331,11 @@ public final class FlexCommunicator extends CollectiveApi {
         if (watch != null && !Launcher.captured(p)) {
             watch.record(stream, p.call.collective, p.call.count, p.call.type, life.now());
         }
+    }
+
+    /** See {@link io.flexlink.runtime.CaptureUser#released}. */
+    private String releasedForGraphs() {
+        return life.teardown.done() ? this + " (closed)" : life.aborted() ? this + " (aborted)" : null;
     }
 
     // ---- state ----

@@ -128,6 +128,14 @@ public interface RuntimeStream extends Stream {
                 + ": this backend has no CUDA graphs to capture into");
     }
 
+    /**
+     * Tells a capture that {@link #beginCapture} started that {@code user}'s work is in it: the graph refuses
+     * to launch once {@code user} is released. Does nothing otherwise (a capture begun outside FlexLink
+     * gives FlexLink no graph to guard). Cheap: called on every call.
+     */
+    default void capturedBy(CaptureUser user) {
+    }
+
     /** Ends the capture {@link #beginCapture} started and instantiates the graph. */
     default RuntimeGraph endCapture() {
         throw new io.flexlink.FlexLinkException(io.flexlink.Result.INVALID_USAGE, "stream " + label()

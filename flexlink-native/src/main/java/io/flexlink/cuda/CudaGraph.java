@@ -1,5 +1,7 @@
 package io.flexlink.cuda;
 
+import io.flexlink.runtime.CaptureUser;
+import java.util.List;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.runtime.RuntimeGraph;
@@ -12,15 +14,18 @@ import org.bytedeco.cuda.global.cudart;
 final class CudaGraph implements RuntimeGraph {
     private final CUgraph_st graph;
     private final CUgraphExec_st exec;
+    /** Those whose work the graph holds (communicators): a replay after one is released would use freed memory. */
+    private final List<CaptureUser> users;
     private boolean closed;
 
-    private CudaGraph(CUgraph_st graph, CUgraphExec_st exec) {
+    private CudaGraph(CUgraph_st graph, CUgraphExec_st exec, List<CaptureUser> users) {
         this.graph = graph;
         this.exec = exec;
+        this.users = users;
     }
 
-    /** Ends {@code stream}'s capture and instantiates what it captured. */
-    static CudaGraph endCapture(CudaStream stream) {
+    /** Ends {@code stream}'s capture and instantiates what it captured, the work of {@code users}. */
+    static CudaGraph endCapture(CudaStream stream, List<CaptureUser> users) {
         CUgraph_st g = new CUgraph_st();
         int rc = cudart.cudaStreamEndCapture(stream.handle(), g);
         if (rc != 0) {
@@ -40,13 +45,20 @@ final class CudaGraph implements RuntimeGraph {
             cudart.cudaGraphDestroy(g);
             throw CudaCheck.rtError(rc, "cudaGraphInstantiate");
         }
-        return new CudaGraph(g, e);
+        return new CudaGraph(g, e, users);
     }
 
     @Override
     public synchronized void launch(RuntimeStream stream) {
         if (closed) {
             throw new FlexLinkException(Result.INVALID_USAGE, "graph: launched after close");
+        }
+        for (CaptureUser u : users) {
+            String released = u.released();
+            if (released != null) {
+                throw new FlexLinkException(Result.INVALID_USAGE, "graph: it holds captured calls of " + released
+                        + "; a replay would use its freed memory (destroy the graph before the communicator)");
+            }
         }
         int rc = cudart.cudaGraphLaunch(exec, ((CudaStream) stream).handle());
         if (rc != 0) {

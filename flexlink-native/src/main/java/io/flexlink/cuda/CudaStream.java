@@ -1,5 +1,8 @@
 package io.flexlink.cuda;
 
+import io.flexlink.runtime.CaptureUser;
+import java.util.ArrayList;
+import java.util.List;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
@@ -261,6 +264,9 @@ public final class CudaStream implements RuntimeStream {
         }
     }
 
+    /** While a capture begun by {@link #beginCapture} runs: whose work it holds (see {@link CudaGraph#launch}). */
+    private List<CaptureUser> captureUsers;
+
     /** cudaStreamIsCapturing: allowed during a capture in every mode, unlike a query. */
     @Override
     public boolean isCapturing() {
@@ -274,12 +280,23 @@ public final class CudaStream implements RuntimeStream {
         if (rc != 0) {
             throw fail(rc, "cudaStreamBeginCapture", false);
         }
+        captureUsers = new ArrayList<>();
+    }
+
+    @Override
+    public void capturedBy(CaptureUser user) {
+        List<CaptureUser> users = captureUsers;
+        if (users != null && !users.contains(user)) {
+            users.add(user);
+        }
     }
 
     @Override
     public io.flexlink.runtime.RuntimeGraph endCapture() {
         checkOpen();
-        return CudaGraph.endCapture(this);
+        List<CaptureUser> users = captureUsers == null ? List.of() : captureUsers;
+        captureUsers = null;
+        return CudaGraph.endCapture(this, users);
     }
 
     /**

@@ -28,6 +28,17 @@ class FlexNcclGpuTest {
         NcclProgram.initAll(new int[] {0}, 4096);
     }
 
+    /** Issue #19's program: a grouped ncclAllReduce of 4M floats captured (global mode), replayed 20 times. */
+    @Test
+    void aCapturedAllReduceReplaysOnOneRankWithDefaultSettings() {
+        io.flexlink.cuda.facade.GraphProgram.captureAndReplay(new int[] {0}, 4 << 20, 20);
+    }
+
+    @Test
+    void aCapturedAllReduceReplaysOnTwoRanksOfOneGpu() {
+        io.flexlink.cuda.facade.GraphProgram.captureAndReplay(new int[] {0, 0}, 4 << 20, 20);
+    }
+
     @Test
     void initAllTwoRanksOnOneGpu() {
         NcclProgram.initAll(new int[] {0, 0}, 300_001);

@@ -81,6 +81,32 @@ class GraphCaptureGpuTest {
         }
     }
 
+    /** A graph whose communicator was closed refuses to replay (it would use the freed staging and scratch). */
+    @org.junit.jupiter.api.Test
+    void aReplayAfterItsCommunicatorWasClosedIsRefused() {
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda")
+                .set(FlexLinkConfig.SHARE, "pcie=0.3").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
+                .set(FlexLinkConfig.TUNING_CACHE, "off").build();
+        try (CudaBackend backend = GpuTests.open()) {
+            Communicator comm = FlexLink.initAll(backend, config, new int[1])[0];
+            RuntimeStream stream = backend.createStream(0, "graph.closed");
+            DeviceMemory buf = backend.allocate(0, 4L * COUNT);
+            stream.beginCapture();
+            comm.allReduce(buf.address(), buf.address(), COUNT, DataType.FLOAT32, ReduceOp.SUM, stream);
+            RuntimeGraph graph = stream.endCapture();
+            graph.launch(stream); // while the communicator lives
+            stream.synchronize();
+            comm.close();
+            io.flexlink.FlexLinkException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.flexlink.FlexLinkException.class, () -> graph.launch(stream));
+            assertEquals(io.flexlink.Result.INVALID_USAGE, e.result());
+            assertTrue(e.getMessage().contains("closed"), e.getMessage());
+            graph.close();
+            buf.close();
+            stream.close();
+        }
+    }
+
     private static List<String> replays(CudaBackend backend, Communicator[] comms, RuntimeStream[] streams,
                                         Collective c, long count) {
         int n = comms.length;
