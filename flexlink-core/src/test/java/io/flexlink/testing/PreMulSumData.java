@@ -1,4 +1,4 @@
-package io.flexlink.api;
+package io.flexlink.testing;
 
 import io.flexlink.DataType;
 import io.flexlink.runtime.host.FloatFormats;
@@ -18,20 +18,20 @@ import java.nio.ByteOrder;
  *       (fp8 0.5), so every product and every partial sum is exact in the type.</li>
  * </ul>
  */
-final class PreMulSumData {
-    static final int ROUNDING = 0;
-    static final int EXACT = 1;
+public final class PreMulSumData {
+    public static final int ROUNDING = 0;
+    public static final int EXACT = 1;
 
     private PreMulSumData() {
     }
 
     /** The scalar of {@link #EXACT} for {@code type}. */
-    static double exactScalar(DataType type) {
+    public static double exactScalar(DataType type) {
         return isFp8(type) ? 0.5 : type.isFloatingPoint() ? 0.75 : 3;
     }
 
     /** Raw bits of rank {@code rank}'s input element {@code i} (of {@code ranks}). */
-    static long input(DataType type, int pattern, int ranks, int rank, long i, long seed) {
+    public static long input(DataType type, int pattern, int ranks, int rank, long i, long seed) {
         long h = mix(seed * 31 + rank * 1_000_003L + i);
         if (pattern == EXACT) {
             int limit = isFp8(type) ? 2 : 4;
@@ -57,7 +57,7 @@ final class PreMulSumData {
     }
 
     /** The expected raw result of element {@code i}: the sum over ranks of each input times the scalar's bits. */
-    static long expected(DataType type, int pattern, int ranks, long i, long seed, long scalarBits, int[] onlyRanks) {
+    public static long expected(DataType type, int pattern, int ranks, long i, long seed, long scalarBits, int[] onlyRanks) {
         if (!type.isFloatingPoint()) {
             long sum = 0;
             for (int r : onlyRanks) {
@@ -78,7 +78,7 @@ final class PreMulSumData {
     }
 
     /** Every rank, in order. */
-    static int[] all(int ranks) {
+    public static int[] all(int ranks) {
         int[] r = new int[ranks];
         for (int k = 0; k < ranks; k++) {
             r[k] = k;
@@ -94,7 +94,7 @@ final class PreMulSumData {
         return FloatFormats.fromDouble(type, x);
     }
 
-    static long mask(DataType type, long v) {
+    public static long mask(DataType type, long v) {
         return type.size() == 8 ? v : v & ((1L << (8 * type.size())) - 1);
     }
 
@@ -103,7 +103,7 @@ final class PreMulSumData {
         return (bits << shift) >> shift; // sign- or zero-extension gives the same low bits of the product
     }
 
-    static boolean isFp8(DataType type) {
+    public static boolean isFp8(DataType type) {
         return type == DataType.FLOAT8E4M3 || type == DataType.FLOAT8E5M2;
     }
 
@@ -114,11 +114,11 @@ final class PreMulSumData {
         return z ^ (z >>> 31);
     }
 
-    static ByteBuffer buffer(long elements, DataType type) {
+    public static ByteBuffer buffer(long elements, DataType type) {
         return ByteBuffer.allocateDirect((int) (elements * type.size())).order(ByteOrder.nativeOrder());
     }
 
-    static void put(ByteBuffer b, DataType type, long i, long bits) {
+    public static void put(ByteBuffer b, DataType type, long i, long bits) {
         int at = (int) (i * type.size());
         switch (type.size()) {
             case 1: b.put(at, (byte) bits); break;
@@ -128,7 +128,7 @@ final class PreMulSumData {
         }
     }
 
-    static long get(ByteBuffer b, DataType type, long i) {
+    public static long get(ByteBuffer b, DataType type, long i) {
         int at = (int) (i * type.size());
         switch (type.size()) {
             case 1: return b.get(at) & 0xFFL;
