@@ -87,6 +87,61 @@ class PreMulSumTest {
         }
     }
 
+    /**
+     * Back-to-back PreMulSums alternating between two streams per rank, each with its own scalar and output,
+     * with and without the enqueue thread: a call re-stages its position's scratch and scalar word only after
+     * the previous call there stopped reading them, whichever stream it came on.
+     */
+    @ParameterizedTest(name = "enqueue thread {0}")
+    @CsvSource({"off", "on"})
+    void consecutiveCallsOnTwoStreams(String enqueueThread) {
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
+                .set(FlexLinkConfig.CHUNK_BYTES, "4K").set(FlexLinkConfig.TUNING_CACHE, "off")
+                .set(FlexLinkConfig.SHARE, "pcie=0.5").set(FlexLinkConfig.ENQUEUE_THREAD, enqueueThread).build();
+        DataType type = DataType.FLOAT32;
+        double[] scalars = {0.75, -3, 0.5, 2, -0.25, 1.5};
+        int ranks = 2;
+        try (HostBackend backend = new HostBackend(config)) {
+            PreMulSumRanks rs = new PreMulSumRanks(backend, config, ranks, N);
+            io.flexlink.runtime.RuntimeStream[] other = new io.flexlink.runtime.RuntimeStream[ranks];
+            io.flexlink.runtime.DeviceMemory[][] out = new io.flexlink.runtime.DeviceMemory[scalars.length][ranks];
+            PreMulSum[][] ops = new PreMulSum[scalars.length][ranks];
+            for (int r = 0; r < ranks; r++) {
+                other[r] = backend.createStream(r, "other" + r);
+                for (int k = 0; k < scalars.length; k++) {
+                    out[k][r] = backend.allocate(r, 4L * N);
+                    ops[k][r] = rs.comms[r].createPreMulSum(scalars[k], type);
+                }
+            }
+            rs.upload(type, EXACT, 31, N);
+            for (int k = 0; k < scalars.length; k++) {
+                FlexLink.groupStart();
+                for (int r = 0; r < ranks; r++) {
+                    rs.comms[r].allReduce(rs.send[r].address(), out[k][r].address(), N, type, ops[k][r],
+                            k % 2 == 0 ? rs.streams[r] : other[r]);
+                }
+                FlexLink.groupEnd();
+                for (int r = 0; r < ranks; r++) {
+                    ops[k][r].close(); // as soon as the call returned: the queued work does not need it
+                }
+            }
+            for (int r = 0; r < ranks; r++) {
+                other[r].synchronize();
+            }
+            for (int k = 0; k < scalars.length; k++) {
+                rs.check(Collective.ALL_REDUCE, type, EXACT, 31, FloatFormats.fromDouble(type, scalars[k]), out[k], 0);
+            }
+            for (int r = 0; r < ranks; r++) {
+                other[r].close();
+                for (int k = 0; k < scalars.length; k++) {
+                    out[k][r].close();
+                }
+            }
+            rs.close();
+            assertEquals(0, backend.liveStreams());
+        }
+    }
+
     /** The calls really ran where the configuration says: the PCIe path carried bytes exactly when it has a share. */
     static void assertPaths(PreMulSumRanks rs, String shares) {
         long pcie = rs.pathBytes("pcie");
