@@ -64,6 +64,48 @@ public interface Communicator extends AutoCloseable {
 
     void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, Stream stream);
 
+    /**
+     * A {@link PreMulSum} of this communicator ({@code ncclRedOpCreatePreMulSum} with
+     * {@code ncclScalarHostImmediate}): {@code scalar} is rounded to {@code type} now (integers truncate and
+     * saturate, floating-point types round to nearest even), and every call multiplies each rank's input by
+     * that value. Every rank makes its own; the ranks may use different scalars, as in NCCL.
+     *
+     * @throws FlexLinkException INVALID_ARGUMENT for a null type, INVALID_USAGE on a closed communicator
+     */
+    PreMulSum createPreMulSum(double scalar, DataType type);
+
+    /**
+     * {@link #createPreMulSum(double, DataType)} with an integer scalar, exact for every integer type: they take
+     * its low {@code 8 * type.size()} bits (a C cast; a UINT64 scalar may be passed as its bit pattern), and
+     * floating-point types its value rounded to nearest even.
+     */
+    PreMulSum createPreMulSum(long scalar, DataType type);
+
+    /**
+     * A {@link PreMulSum} whose scalar is one element of {@code type} in this rank's device memory at
+     * {@code scalar} ({@code ncclScalarDevice}): it is read when each collective runs, so a value written
+     * there between calls (in stream order) takes effect. The memory must stay valid while calls use it.
+     *
+     * @throws FlexLinkException INVALID_ARGUMENT for a null type or address, or an address the backend knows
+     *                           is not device memory of this rank; INVALID_USAGE on a closed communicator
+     */
+    PreMulSum createPreMulSumOnDevice(long scalar, DataType type);
+
+    /** {@link #allReduce(long, long, long, DataType, ReduceOp, Stream)} with a built-in operation or a PreMulSum. */
+    void allReduce(Buffer send, Buffer recv, long count, DataType type, Reduction op, Stream stream);
+
+    void allReduce(long send, long recv, long count, DataType type, Reduction op, Stream stream);
+
+    /** {@link #reduceScatter(long, long, long, DataType, ReduceOp, Stream)} with any {@link Reduction}. */
+    void reduceScatter(Buffer send, Buffer recv, long recvCount, DataType type, Reduction op, Stream stream);
+
+    void reduceScatter(long send, long recv, long recvCount, DataType type, Reduction op, Stream stream);
+
+    /** {@link #reduce(long, long, long, DataType, ReduceOp, int, Stream)} with any {@link Reduction}. */
+    void reduce(Buffer send, Buffer recv, long count, DataType type, Reduction op, int root, Stream stream);
+
+    void reduce(long send, long recv, long count, DataType type, Reduction op, int root, Stream stream);
+
     /** Block {@code j} ({@code count} elements) of every rank's {@code send} to rank {@code j}'s block of its {@code recv}. */
     void allToAll(Buffer send, Buffer recv, long count, DataType type, Stream stream);
 

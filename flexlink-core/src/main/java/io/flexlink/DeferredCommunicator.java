@@ -125,6 +125,51 @@ final class DeferredCommunicator implements Communicator {
     }
 
     @Override
+    public PreMulSum createPreMulSum(double scalar, DataType type) {
+        return target().createPreMulSum(scalar, type);
+    }
+
+    @Override
+    public PreMulSum createPreMulSum(long scalar, DataType type) {
+        return target().createPreMulSum(scalar, type);
+    }
+
+    @Override
+    public PreMulSum createPreMulSumOnDevice(long scalar, DataType type) {
+        return target().createPreMulSumOnDevice(scalar, type);
+    }
+
+    @Override
+    public void allReduce(Buffer send, Buffer recv, long count, DataType type, Reduction op, Stream stream) {
+        target().allReduce(send, recv, count, type, op, stream);
+    }
+
+    @Override
+    public void allReduce(long send, long recv, long count, DataType type, Reduction op, Stream stream) {
+        target().allReduce(send, recv, count, type, op, stream);
+    }
+
+    @Override
+    public void reduceScatter(Buffer send, Buffer recv, long recvCount, DataType type, Reduction op, Stream stream) {
+        target().reduceScatter(send, recv, recvCount, type, op, stream);
+    }
+
+    @Override
+    public void reduceScatter(long send, long recv, long recvCount, DataType type, Reduction op, Stream stream) {
+        target().reduceScatter(send, recv, recvCount, type, op, stream);
+    }
+
+    @Override
+    public void reduce(Buffer send, Buffer recv, long count, DataType type, Reduction op, int root, Stream stream) {
+        target().reduce(send, recv, count, type, op, root, stream);
+    }
+
+    @Override
+    public void reduce(long send, long recv, long count, DataType type, Reduction op, int root, Stream stream) {
+        target().reduce(send, recv, count, type, op, root, stream);
+    }
+
+    @Override
     public void allToAll(Buffer send, Buffer recv, long count, DataType type, Stream stream) {
         target().allToAll(send, recv, count, type, stream);
     }

@@ -1,7 +1,7 @@
 package io.flexlink;
 
 /** NCCL's built-in reduction operations with their {@code ncclRedOp_t} codes. */
-public enum ReduceOp {
+public enum ReduceOp implements Reduction {
     SUM(0, "sum"),
     PROD(1, "prod"),
     MAX(2, "max"),

@@ -56,7 +56,7 @@ final class Baselines implements AutoCloseable {
                 PrimaryComm[] comms = gather != null
                         ? new PrimaryComm[] {t.create(gather.exchange(), o.firstRank(), o.worldSize(), devices[0])}
                         : t.createAll(devices);
-                raw = new PrimaryCalls(t, comms);
+                raw = new PrimaryCalls(t, comms, backend);
             }
             if (flexHasPrimary) {
                 FlexLinkConfig primaryOnly = config.with(FlexLinkConfig.PATHS, "primary")

@@ -4,6 +4,7 @@ import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import io.flexlink.runtime.Backend;
 import io.flexlink.verify.DataPattern;
+import io.flexlink.verify.PreMulSumPattern;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -41,7 +42,7 @@ final class DataCheck {
 
     private PerfCollective collective;
     private DataType type;
-    private ReduceOp op;
+    private PerfOp op;
     private long seed;
     private long count;
     private long outElems;
@@ -89,6 +90,7 @@ final class DataCheck {
             }
         }
         ReduceOp dataOp = collective.dataOp(op);
+        boolean preMulSum = collective.preMulSum(op);
         for (int r = 0; r < ws.ranks(); r++) {
             int g = ws.globalRank(r);
             if (!collective.reads(g, root)) {
@@ -96,7 +98,7 @@ final class DataCheck {
             }
             for (long o = 0; o < inElems; o += chunkElems) {
                 int len = (int) Math.min(chunkElems, inElems - o);
-                fillParallel(stageA, type, dataOp, seed, g, o, len);
+                fillParallel(stageA, type, dataOp, preMulSum, seed, g, o, len);
                 stageA.clear().limit(len * sz);
                 backend.upload(ws.sendAddress(r) + o * sz, stageA);
             }
@@ -193,8 +195,8 @@ final class DataCheck {
     }
 
     /** Writes {@code len} input elements starting at {@code first} into {@code dst} from 0, in parallel blocks. */
-    private void fillParallel(ByteBuffer dst, DataType type, ReduceOp op, long seed, int rank, long first,
-                                     int len) {
+    private void fillParallel(ByteBuffer dst, DataType type, ReduceOp op, boolean preMulSum, long seed, int rank,
+                              long first, int len) {
         int block = 1 << 16;
         int blocks = (len + block - 1) / block;
         IntStream.range(0, blocks).parallel().forEach(k -> {
@@ -202,7 +204,11 @@ final class DataCheck {
             int n = Math.min(block, len - from);
             ByteBuffer d = dst.duplicate().order(ByteOrder.nativeOrder());
             d.clear().position(from * type.size());
-            DataPattern.fill(d, type, op, seed, ranks, rank, first + from, n);
+            if (preMulSum) {
+                PreMulSumPattern.fill(d, type, seed, ranks, rank, first + from, n);
+            } else {
+                DataPattern.fill(d, type, op, seed, ranks, rank, first + from, n);
+            }
         });
     }
 

@@ -3,18 +3,37 @@ package io.flexlink.bench;
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLink;
+import io.flexlink.PreMulSum;
+import io.flexlink.Reduction;
 import io.flexlink.runtime.PeerOps;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.verify.PreMulSumPattern;
 
 /** FlexLink's communicators as a {@link CallTarget}: local rank i calls {@code comms[i]}. */
 final class FlexCalls extends RankCalls {
     private final String label;
     private final Communicator[] comms;
+    /** Per local rank and type, its mulsum operation (made at first use, kept: a call allocates nothing). */
+    private final PreMulSum[][] preMulSums;
 
     FlexCalls(String label, Communicator[] comms) {
         super(comms.length);
         this.label = label;
         this.comms = comms;
+        this.preMulSums = new PreMulSum[comms.length][DataType.values().length];
+    }
+
+    /** The call's reduction on local rank {@code r}: a built-in, or the rank's PreMulSum with nccl-tests' scalar. */
+    private Reduction reduction(int r, CallSpec c) {
+        if (c.op.builtIn != null) {
+            return c.op.builtIn;
+        }
+        PreMulSum op = preMulSums[r][c.type.ordinal()];
+        if (op == null) {
+            op = comms[r].createPreMulSum(PreMulSumPattern.scalar(comms[r].rank()), c.type);
+            preMulSums[r][c.type.ordinal()] = op;
+        }
+        return op;
     }
 
     Communicator[] communicators() {
@@ -41,11 +60,11 @@ final class FlexCalls extends RankCalls {
         Communicator comm = comms[r];
         long n = c.shape.count;
         switch (c.collective.collective()) {
-            case ALL_REDUCE: comm.allReduce(send, recv, n, c.type, c.op, s); break;
+            case ALL_REDUCE: comm.allReduce(send, recv, n, c.type, reduction(r, c), s); break;
             case ALL_GATHER: comm.allGather(send, recv, n, c.type, s); break;
-            case REDUCE_SCATTER: comm.reduceScatter(send, recv, n, c.type, c.op, s); break;
+            case REDUCE_SCATTER: comm.reduceScatter(send, recv, n, c.type, reduction(r, c), s); break;
             case BROADCAST: comm.broadcast(send, recv, n, c.type, c.root, s); break;
-            case REDUCE: comm.reduce(send, recv, n, c.type, c.op, c.root, s); break;
+            case REDUCE: comm.reduce(send, recv, n, c.type, reduction(r, c), c.root, s); break;
             case ALL_TO_ALL: comm.allToAll(send, recv, n, c.type, s); break;
             case GATHER: comm.gather(send, recv, n, c.type, c.root, s); break;
             case SCATTER: comm.scatter(send, recv, n, c.type, c.root, s); break;
@@ -84,6 +103,13 @@ final class FlexCalls extends RankCalls {
 
     @Override
     public void close() {
+        for (PreMulSum[] ops : preMulSums) {
+            for (PreMulSum op : ops) {
+                if (op != null) {
+                    op.close();
+                }
+            }
+        }
         for (Communicator c : comms) {
             try {
                 c.close();

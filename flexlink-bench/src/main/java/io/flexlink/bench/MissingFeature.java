@@ -13,9 +13,6 @@ enum MissingFeature {
     /** Seam: {@link Workspace} allocates every buffer once; registration would follow the allocation there. */
     BUFFER_REGISTRATION("-R", "buffer registration (ncclCommRegister, symmetric windows) is not in FlexLink's "
             + "Communicator API yet; run without -R (or -R 0)"),
-    /** Seam: {@link OptionChecks#ops} and {@link CallTarget}'s reduction argument. */
-    PRE_MUL_SUM("-o mulsum", "PreMulSum (ncclRedOpCreatePreMulSum) is not one of FlexLink's reduction operations "
-            + "yet (sum, prod, max, min, avg)"),
     /** Seam: {@link PerfRunner}'s communicator creation, which would split by color ({@code Communicator.split}). */
     COMM_SPLIT("NCCL_TESTS_SPLIT", "communicator splitting is not wired into flexlink-perf yet (FlexLink has "
             + "Communicator.split and ncclCommSplit; the tool does not split its ranks by color); unset "

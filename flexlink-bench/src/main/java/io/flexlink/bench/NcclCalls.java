@@ -5,10 +5,13 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.runtime.PeerOps;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.host.FloatFormats;
+import io.flexlink.verify.PreMulSumPattern;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.nccl;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
+import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerPointer;
 
@@ -35,6 +38,10 @@ final class NcclCalls extends RankCalls {
     /** Per local rank: with -t several threads enqueue at once, each on its own ranks. */
     private final Address[] sendPtr;
     private final Address[] recvPtr;
+    /** Per local rank: its mulsum scalar (one element of the call's type) and its global rank (-1: not read yet). */
+    private final LongPointer[] scalars;
+    private final int[] globalRank;
+    private final int[] out = new int[1];
     private boolean aborted;
 
     private NcclCalls(ncclComm[] comms, CudaStreams streams) {
@@ -47,6 +54,9 @@ final class NcclCalls extends RankCalls {
             sendPtr[r] = new Address();
             recvPtr[r] = new Address();
         }
+        this.scalars = new LongPointer[comms.length];
+        this.globalRank = new int[comms.length];
+        java.util.Arrays.fill(globalRank, -1);
         int[] v = {0};
         check(nccl.ncclGetVersion(v), "ncclGetVersion");
         this.label = "NCCL " + v[0] / 10000 + "." + v[0] % 10000 / 100 + "." + v[0] % 100
@@ -122,21 +132,50 @@ final class NcclCalls extends RankCalls {
         CUstream_st s = streams.handle(r);
         Pointer sp = sendPtr[r].set(send);
         Pointer rp = recvPtr[r].set(recv);
+        boolean preMulSum = c.op.builtIn == null && c.collective.collective().reduces();
+        int op = preMulSum ? createPreMulSum(r, c.type) : c.op.dataOp().code();
+        try {
+            collective(c, sp, rp, n, type, op, comm, s);
+        } finally {
+            if (preMulSum) {
+                check(nccl.ncclRedOpDestroy(op, comm), "ncclRedOpDestroy");
+            }
+        }
+    }
+
+    /**
+     * nccl-tests' mulsum: an operation made just before the call and destroyed right after it, with the host
+     * scalar of the rank ({@link PreMulSumPattern#scalar}: 1 on even ranks, 2 on odd ranks).
+     */
+    private int createPreMulSum(int r, DataType t) {
+        if (globalRank[r] < 0) {
+            check(nccl.ncclCommUserRank(comms[r], out), "ncclCommUserRank");
+            globalRank[r] = out[0];
+            scalars[r] = new LongPointer(1);
+        }
+        scalars[r].put(0, FloatFormats.fromDouble(t, PreMulSumPattern.scalar(globalRank[r]))); // its low bytes first
+        check(nccl.ncclRedOpCreatePreMulSum(out, scalars[r], code(t), nccl.ncclScalarHostImmediate, comms[r]),
+                "ncclRedOpCreatePreMulSum");
+        return out[0];
+    }
+
+    private static void collective(CallSpec c, Pointer sp, Pointer rp, long n, int type, int op, ncclComm comm,
+                                   CUstream_st s) {
         switch (c.collective.collective()) {
             case ALL_REDUCE:
-                check(nccl.ncclAllReduce(sp, rp, n, type, c.op.code(), comm, s), "ncclAllReduce");
+                check(nccl.ncclAllReduce(sp, rp, n, type, op, comm, s), "ncclAllReduce");
                 break;
             case ALL_GATHER:
                 check(nccl.ncclAllGather(sp, rp, n, type, comm, s), "ncclAllGather");
                 break;
             case REDUCE_SCATTER:
-                check(nccl.ncclReduceScatter(sp, rp, n, type, c.op.code(), comm, s), "ncclReduceScatter");
+                check(nccl.ncclReduceScatter(sp, rp, n, type, op, comm, s), "ncclReduceScatter");
                 break;
             case BROADCAST:
                 check(nccl.ncclBroadcast(sp, rp, n, type, c.root, comm, s), "ncclBroadcast");
                 break;
             case REDUCE:
-                check(nccl.ncclReduce(sp, rp, n, type, c.op.code(), c.root, comm, s), "ncclReduce");
+                check(nccl.ncclReduce(sp, rp, n, type, op, c.root, comm, s), "ncclReduce");
                 break;
             case ALL_TO_ALL:
                 check(nccl.ncclAlltoAll(sp, rp, n, type, comm, s), "ncclAlltoAll");
@@ -200,6 +239,11 @@ final class NcclCalls extends RankCalls {
         aborted = true;
         for (ncclComm c : comms) {
             nccl.ncclCommDestroy(c);
+        }
+        for (LongPointer p : scalars) {
+            if (p != null) {
+                p.close();
+            }
         }
     }
 

@@ -2,7 +2,6 @@ package io.flexlink.bench;
 
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
-import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -147,17 +146,14 @@ final class OptionChecks {
         return out;
     }
 
-    /** -o: a comma list of operations, or all (FlexLink's five; nccl-tests' all adds mulsum, which FlexLink lacks). */
-    static List<ReduceOp> ops(String value) {
+    /** -o: a comma list of operations, or all (the five built-ins and mulsum, as nccl-tests' all). */
+    static List<PerfOp> ops(String value) {
         if (value.trim().equalsIgnoreCase("all")) {
-            return Arrays.asList(ReduceOp.values());
+            return Arrays.asList(PerfOp.values());
         }
-        List<ReduceOp> out = new ArrayList<>();
+        List<PerfOp> out = new ArrayList<>();
         for (String t : entries("-o", value)) {
-            if (t.equalsIgnoreCase("mulsum")) {
-                throw MissingFeature.PRE_MUL_SUM.refusal();
-            }
-            ReduceOp op = ReduceOp.parse(t);
+            PerfOp op = PerfOp.parse(t);
             if (!out.contains(op)) {
                 out.add(op);
             }

@@ -5,6 +5,7 @@ import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import io.flexlink.verify.DataPattern;
 import io.flexlink.verify.Expected;
+import io.flexlink.verify.PreMulSumPattern;
 import java.util.Locale;
 
 /**
@@ -143,9 +144,17 @@ enum PerfCollective {
         return pointToPoint() || Expected.reads(collective, rank, root);
     }
 
-    /** The operation {@link DataPattern} makes the inputs for: -o for reductions, MAX (any value) otherwise. */
-    ReduceOp dataOp(ReduceOp op) {
-        return reduces ? op : ReduceOp.MAX;
+    /**
+     * The operation {@link DataPattern} makes the inputs for: -o for reductions, MAX (any value) otherwise; a
+     * reduction's mulsum takes {@link PreMulSumPattern}'s inputs instead.
+     */
+    ReduceOp dataOp(PerfOp op) {
+        return reduces ? op.dataOp() : ReduceOp.MAX;
+    }
+
+    /** True when the inputs are {@link PreMulSumPattern}'s (a reduction with mulsum). */
+    boolean preMulSum(PerfOp op) {
+        return reduces && op == PerfOp.MULSUM;
     }
 
     /**
@@ -153,10 +162,15 @@ enum PerfCollective {
      * from {@link DataPattern}, {@code count} being the param count: {@link Expected} for the collectives;
      * sendrecv receives rank - 1's input; hypercube gathers every rank's, as AllGather.
      */
-    long expected(DataType type, ReduceOp op, long seed, int ranks, int rank, int root, long count, long index) {
+    long expected(DataType type, PerfOp perfOp, long seed, int ranks, int rank, int root, long count, long index) {
+        if (preMulSum(perfOp)) {
+            return PreMulSumPattern.reduce(type, seed, ranks, collective == Collective.REDUCE_SCATTER
+                    ? (long) rank * count + index : index);
+        }
+        ReduceOp op = perfOp.dataOp();
         switch (this) {
             case SENDRECV:
-                return DataPattern.value(type, dataOp(op), seed, ranks, (rank - 1 + ranks) % ranks, index);
+                return DataPattern.value(type, dataOp(perfOp), seed, ranks, (rank - 1 + ranks) % ranks, index);
             case HYPERCUBE:
                 return Expected.output(Collective.ALL_GATHER, type, op, seed, ranks, rank, root, count, index);
             default:

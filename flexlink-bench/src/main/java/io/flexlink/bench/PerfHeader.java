@@ -50,10 +50,6 @@ final class PerfHeader {
         if (o.flex.baseline) {
             out.println("# Baseline: " + baselineNote(o, p));
         }
-        if (o.ops.size() == io.flexlink.ReduceOp.values().length && o.collective.printsOp()
-                && o.opsText.trim().equalsIgnoreCase("all")) {
-            out.println("# -o all: sum prod max min avg (nccl-tests' mulsum is left out: FlexLink has no PreMulSum yet)");
-        }
         out.println("#");
         out.println("# Using devices");
         for (int r = 0; r < env.devices.length; r++) {

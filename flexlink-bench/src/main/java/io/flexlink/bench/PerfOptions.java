@@ -1,7 +1,6 @@
 package io.flexlink.bench;
 
 import io.flexlink.DataType;
-import io.flexlink.ReduceOp;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -84,12 +83,13 @@ public final class PerfOptions {
     List<DataType> types;
 
     @Option(names = {"-o", "--op"}, paramLabel = "OP|all", defaultValue = "sum",
-            description = "sum prod max min avg, a comma list, or all (mulsum is refused: no PreMulSum yet). "
+            description = "sum prod max min avg mulsum (PreMulSum with nccl-tests' scalars: 1 on even ranks, 2 on odd), "
+                    + "a comma list, or all. "
                     + "Default: ${DEFAULT-VALUE}.")
     String opsText;
 
     /** The reduction operations, from -o. */
-    List<ReduceOp> ops;
+    List<PerfOp> ops;
 
     @Option(names = {"-r", "--root"}, paramLabel = "ROOT|all", defaultValue = "0", converter = RootConverter.class,
             description = "Root of broadcast, reduce, gather and scatter; all (or -1) runs every root. "
@@ -178,8 +178,8 @@ public final class PerfOptions {
     }
 
     /** The operations rows run: the -o list for reductions (and sendrecv, as nccl-tests), a single (unused) one otherwise. */
-    List<ReduceOp> rowOps() {
-        return collective.printsOp() ? ops : List.of(ReduceOp.SUM);
+    List<PerfOp> rowOps() {
+        return collective.printsOp() ? ops : List.of(PerfOp.SUM);
     }
 
     /** The roots rows run: -r, or every rank for all (rooted collectives only); -1 for the others. */

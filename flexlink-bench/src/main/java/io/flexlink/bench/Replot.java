@@ -6,7 +6,6 @@ import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
-import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -44,7 +43,7 @@ final class Replot {
             String op = r.get("redop").getAsString();
             boolean noOp = "none".equals(op) || op.isEmpty(); // hypercube's redop is empty
             Row row = new Row(r.get("size").getAsLong(), r.get("count").getAsLong(),
-                    DataType.parse(r.get("type").getAsString()), noOp ? null : ReduceOp.parse(op),
+                    DataType.parse(r.get("type").getAsString()), noOp ? null : PerfOp.parse(op),
                     r.get("root").getAsInt());
             if (noOp) {
                 row.noOpName = op;

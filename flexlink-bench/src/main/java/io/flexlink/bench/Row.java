@@ -1,7 +1,6 @@
 package io.flexlink.bench;
 
 import io.flexlink.DataType;
-import io.flexlink.ReduceOp;
 import java.util.Locale;
 
 /** One line of the table: a size, type, operation and root, with its measurements. */
@@ -63,7 +62,7 @@ final class Row {
     final long count;
     final DataType type;
     /** The reduction, or null for collectives that print none (printed {@link #noOpName}). */
-    final ReduceOp op;
+    final PerfOp op;
     /** The redop column without an operation: nccl-tests' {@code none}, or hypercube's empty name. */
     String noOpName = "none";
     final int root;
@@ -80,7 +79,7 @@ final class Row {
     /** Which -N cycle measured it (0 for the first). */
     int cycle;
 
-    Row(long bytes, long count, DataType type, ReduceOp op, int root) {
+    Row(long bytes, long count, DataType type, PerfOp op, int root) {
         this.bytes = bytes;
         this.count = count;
         this.type = type;

@@ -3,7 +3,6 @@ package io.flexlink.bench;
 import io.flexlink.CommStats;
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
-import io.flexlink.ReduceOp;
 import io.flexlink.balance.SizeBuckets;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -52,7 +51,7 @@ final class Sweep {
     }
 
     int run(List<Long> sizes) throws IOException {
-        List<ReduceOp> ops = o.rowOps();
+        List<PerfOp> ops = o.rowOps();
         List<Integer> roots = o.rowRoots();
         ResultTable table = new ResultTable(out, p.meter.auxPaths(), o.check > 0, p.baselines.raw != null,
                 o.perIter == 1);
@@ -60,7 +59,7 @@ final class Sweep {
         long total = (long) o.types.size() * ops.size() * roots.size() * sizes.size() * Math.max(1, o.cycles);
         long index = 0;
         for (DataType type : o.types) {
-            for (ReduceOp op : ops) {
+            for (PerfOp op : ops) {
                 for (int root : roots) {
                     warmUp(type, op, root);
                     for (int cycle = 0; o.cycles == 0 || cycle < o.cycles; cycle++) {
@@ -106,7 +105,7 @@ final class Sweep {
     }
 
     /** -w, as nccl-tests: at sizes -b, 2 x -b, ... up to -e, {@code -w} calls each, out of place; every target. */
-    private void warmUp(DataType type, ReduceOp op, int root) {
+    private void warmUp(DataType type, PerfOp op, int root) {
         if (o.warmup == 0) {
             return;
         }
@@ -122,7 +121,7 @@ final class Sweep {
         }
     }
 
-    private Row row(DataType type, ReduceOp op, int root, long size, long index) {
+    private Row row(DataType type, PerfOp op, int root, long size, long index) {
         PerfCollective.Shape s = o.collective.shape(size, type, o.worldSize());
         CallSpec call = new CallSpec(o.collective, s, type, op, root, p.ws);
         Row row = new Row(s.bytes, s.count, type, o.collective.printsOp() ? op : null, root);

@@ -235,7 +235,7 @@ class PerfCollectivesTest {
             try (Workspace ws = new Workspace(backend, streams(backend), new int[] {0, 1, 2, 3}, 40000, 0, 0, ranks)) {
                 for (DataType t : new DataType[] {DataType.INT8, DataType.FLOAT16, DataType.FLOAT64}) {
                     PerfCollective.Shape s = c.shape(39999, t, ranks);
-                    CallSpec call = new CallSpec(c, s, t, ReduceOp.SUM, 2, ws);
+                    CallSpec call = new CallSpec(c, s, t, PerfOp.SUM, 2, ws);
                     ws.layout(s, false);
                     DataCheck check = new DataCheck(backend);
                     check.prepare(ws, call, 7);
@@ -272,23 +272,23 @@ class PerfCollectivesTest {
         long count = 5;
         // alltoall: block p of rank r's output is block r of rank p's input
         assertEquals(DataPattern.value(t, any, seed, n, 2, 1 * count + 3),
-                PerfCollective.ALLTOALL.expected(t, ReduceOp.SUM, seed, n, 1, 0, count, 2 * count + 3));
+                PerfCollective.ALLTOALL.expected(t, PerfOp.SUM, seed, n, 1, 0, count, 2 * count + 3));
         // gather: the root's output holds every rank's input in rank order
         assertEquals(DataPattern.value(t, any, seed, n, 3, 4),
-                PerfCollective.GATHER.expected(t, ReduceOp.SUM, seed, n, 1, 1, count, 3 * count + 4));
+                PerfCollective.GATHER.expected(t, PerfOp.SUM, seed, n, 1, 1, count, 3 * count + 4));
         // scatter: rank r receives block r of the root's input
         assertEquals(DataPattern.value(t, any, seed, n, 2, 3 * count + 1),
-                PerfCollective.SCATTER.expected(t, ReduceOp.SUM, seed, n, 3, 2, count, 1));
+                PerfCollective.SCATTER.expected(t, PerfOp.SUM, seed, n, 3, 2, count, 1));
         // sendrecv: rank r receives rank r - 1's input, rank 0 rank n - 1's; whatever -o says
         assertEquals(DataPattern.value(t, any, seed, n, 1, 4),
-                PerfCollective.SENDRECV.expected(t, ReduceOp.PROD, seed, n, 2, 0, count, 4));
+                PerfCollective.SENDRECV.expected(t, PerfOp.PROD, seed, n, 2, 0, count, 4));
         assertEquals(DataPattern.value(t, any, seed, n, 3, 0),
-                PerfCollective.SENDRECV.expected(t, ReduceOp.SUM, seed, n, 0, 0, count, 0));
+                PerfCollective.SENDRECV.expected(t, PerfOp.SUM, seed, n, 0, 0, count, 0));
         // hypercube: an AllGather
         assertEquals(Expected.output(io.flexlink.Collective.ALL_GATHER, t, ReduceOp.SUM, seed, n, 0, 0, count, 17),
-                PerfCollective.HYPERCUBE.expected(t, ReduceOp.SUM, seed, n, 2, 0, count, 17));
-        assertEquals(ReduceOp.MAX, PerfCollective.SENDRECV.dataOp(ReduceOp.PROD));
-        assertEquals(ReduceOp.PROD, PerfCollective.ALL_REDUCE.dataOp(ReduceOp.PROD));
+                PerfCollective.HYPERCUBE.expected(t, PerfOp.SUM, seed, n, 2, 0, count, 17));
+        assertEquals(ReduceOp.MAX, PerfCollective.SENDRECV.dataOp(PerfOp.PROD));
+        assertEquals(ReduceOp.PROD, PerfCollective.ALL_REDUCE.dataOp(PerfOp.PROD));
         // who writes and who reads
         assertTrue(PerfCollective.GATHER.writes(1, 1) && !PerfCollective.GATHER.writes(0, 1));
         assertTrue(PerfCollective.SCATTER.reads(1, 1) && !PerfCollective.SCATTER.reads(0, 1));
@@ -355,7 +355,7 @@ class PerfCollectivesTest {
             };
             for (Object[] w : want) {
                 PerfCollective c = (PerfCollective) w[0];
-                CallSpec call = new CallSpec(c, c.shape(1 << 20, DataType.FLOAT32, 4), DataType.FLOAT32, ReduceOp.SUM,
+                CallSpec call = new CallSpec(c, c.shape(1 << 20, DataType.FLOAT32, 4), DataType.FLOAT32, PerfOp.SUM,
                         0, ws);
                 Row.Run run = bench.run(call, ms, 0);
                 assertEquals((double) w[1], run.algBw, 1e-12, c::toString);

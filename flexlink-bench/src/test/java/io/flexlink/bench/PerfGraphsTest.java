@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.DataType;
-import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.RuntimeGraph;
 import io.flexlink.runtime.RuntimeStream;
@@ -131,7 +130,7 @@ class PerfGraphsTest {
             o.aggIters = 2;
             o.graphLaunches = 3;
             CallSpec call = new CallSpec(PerfCollective.ALLTOALL, PerfCollective.ALLTOALL.shape(1024, DataType.FLOAT32, 2),
-                    DataType.FLOAT32, ReduceOp.SUM, -1, ws);
+                    DataType.FLOAT32, PerfOp.SUM, -1, ws);
             ws.layout(call.shape, false);
             LoggingTarget target = new LoggingTarget();
             TimedLoop.Times t = new TimedLoop(o, new StreamWait(ws, 0), threads).run(target, call, 0, 2);
@@ -195,7 +194,7 @@ class PerfGraphsTest {
                 o.aggIters = 1;
                 o.graphLaunches = 5;
                 CallSpec call = new CallSpec(PerfCollective.SENDRECV, PerfCollective.SENDRECV.shape(64, DataType.INT8, 1),
-                        DataType.INT8, ReduceOp.SUM, -1, ws);
+                        DataType.INT8, PerfOp.SUM, -1, ws);
                 ws.layout(call.shape, false);
                 TimedLoop.Times t = new TimedLoop(o, new StreamWait(ws, 0), threads).run(new LoggingTarget(), call, 0, 2);
                 assertTrue(t.seconds >= 0.005 && t.seconds < 0.05, () -> t.seconds + " s per call");
@@ -209,7 +208,7 @@ class PerfGraphsTest {
             LoggingTarget target = new LoggingTarget();
             target.failAt = 1;
             CallSpec call = new CallSpec(PerfCollective.GATHER, PerfCollective.GATHER.shape(1024, DataType.FLOAT32, 3),
-                    DataType.FLOAT32, ReduceOp.SUM, 0, ws);
+                    DataType.FLOAT32, PerfOp.SUM, 0, ws);
             ws.layout(call.shape, false);
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> GraphCapture.capture(ws, 0, 3,
                     () -> {

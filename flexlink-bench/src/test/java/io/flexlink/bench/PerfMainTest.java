@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.DataType;
-import io.flexlink.ReduceOp;
 import io.flexlink.runtime.BackendProvider;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -117,7 +116,7 @@ class PerfMainTest {
         }
         boolean reduces = !collective.equals("all_gather") && !collective.equals("broadcast");
         int sizes = 4; // 1K 4K 16K 64K
-        int expected = sizes * DataType.values().length * (reduces ? ReduceOp.values().length : 1);
+        int expected = sizes * DataType.values().length * (reduces ? PerfOp.values().length : 1); // -o all: mulsum too
         List<String> rows = o.rows();
         assertEquals(expected, rows.size(), o::toString);
         for (String r : rows) {
@@ -144,6 +143,28 @@ class PerfMainTest {
         assertTrue(((Map<?, ?>) doc.get("settings")).containsKey("flexlink.share"));
         assertEquals(4, ((List<?>) ((Map<?, ?>) doc.get("path_totals")).get("flexlink")).size());
         assertEquals(Boolean.TRUE, ((Map<?, ?>) doc.get("out_of_bounds")).get("okay"));
+    }
+
+    /**
+     * -o mulsum with nccl-tests' meaning (a PreMulSum, scalar 1 on even ranks and 2 on odd ones) on every
+     * collective that reduces, every type, split between the paths, both baselines run (the raw host ring
+     * scales then sums), every element checked: 0 wrong everywhere.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"all_reduce", "reduce_scatter", "reduce"})
+    void mulsumChecksOut(String collective) {
+        Outcome o = perf(args(collective + " -b 1K -e 256K -f 16 -g 3 -c 1 -d all -o mulsum -n 2 -w 1"
+                + " --share pcie=0.25 --min-split 0 --chunk 4K --baseline --backend host"));
+        assertEquals(0, o.code, o::toString);
+        List<String> rows = o.rows();
+        assertEquals(3 * DataType.values().length, rows.size(), o::toString); // 1K 16K 256K
+        for (String r : rows) {
+            String[] f = r.trim().split("\\s+");
+            assertEquals("mulsum", f[3], r);
+            assertEquals("0", f[8], r);   // out-of-place #wrong
+            assertEquals("0", f[12], r);  // in-place #wrong
+        }
+        assertTrue(o.out.contains("\n# Out of bounds values : 0 OK\n"), o::toString);
     }
 
     @Test

@@ -84,8 +84,6 @@ class PerfRefusalsTest {
         }
         refused(perf("all_reduce -b 1K -e 1K --backend host -R 1"), "-R: buffer registration");
         refused(perf("all_reduce -b 1K -e 1K --backend host -R 2"), "-R: buffer registration");
-        refused(perf("all_reduce -b 1K -e 1K --backend host -o mulsum"), "-o mulsum: PreMulSum");
-        refused(perf("all_reduce -b 1K -e 1K --backend host -o sum,mulsum"), "-o mulsum: PreMulSum");
         refused(perf(Map.of("NCCL_TESTS_SPLIT", "AND 0x1"), args("all_reduce -b 1K -e 1K --backend host")),
                 "NCCL_TESTS_SPLIT: communicator splitting");
         refused(perf(Map.of("NCCL_TESTS_SPLIT_MASK", "0x7"), args("all_reduce -b 1K -e 1K --backend host")),

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.DataType;
-import io.flexlink.ReduceOp;
 import io.flexlink.topo.GpuInfo;
 import io.flexlink.topo.Topology;
 import java.io.ByteArrayOutputStream;
@@ -94,7 +93,7 @@ class PerfReportTest {
         ResultTable table = new ResultTable(out, List.of(), true, false, false);
         double[][] busbw = {{10, 20}, {30, 40}};
         for (double[] b : busbw) {
-            Row r = new Row(1 << 20, 1 << 18, DataType.FLOAT32, ReduceOp.SUM, -1);
+            Row r = new Row(1 << 20, 1 << 18, DataType.FLOAT32, PerfOp.SUM, -1);
             r.outOfPlace = new Row.Run(100, b[0], b[0], 0);
             r.inPlace = new Row.Run(100, b[1], b[1], 0);
             table.row(r);

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.DataType;
-import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.host.HostBackend;
 import java.io.ByteArrayOutputStream;
@@ -148,7 +147,7 @@ class PerfUnitsTest {
                 o.blocking = 3;
                 o.perIter = 1;
                 CallSpec call = new CallSpec(PerfCollective.ALL_REDUCE,
-                        PerfCollective.ALL_REDUCE.shape(1024, DataType.FLOAT32, 2), DataType.FLOAT32, ReduceOp.SUM, -1, ws);
+                        PerfCollective.ALL_REDUCE.shape(1024, DataType.FLOAT32, 2), DataType.FLOAT32, PerfOp.SUM, -1, ws);
                 ws.layout(call.shape, false);
                 CountingTarget target = new CountingTarget();
                 TimedLoop.Times t = new TimedLoop(o, new StreamWait(ws, 0), threads).run(target, call, 0, 4);

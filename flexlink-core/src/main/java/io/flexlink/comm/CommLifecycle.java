@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * transition, so that nothing frees a path a call is using; it is only held while enqueueing, and a call
  * waiting on the host for its peers gives it up when an abort is requested.
  */
-final class CommLifecycle {
+final class CommLifecycle implements io.flexlink.runtime.CaptureUser {
     private static final Logger LOG = LoggerFactory.getLogger(CommLifecycle.class);
 
     final ReentrantLock lock = new ReentrantLock();
@@ -78,6 +78,24 @@ final class CommLifecycle {
 
     boolean aborted() {
         return aborted;
+    }
+
+    /** Runs {@code action} under the call lock, unless the communicator's paths are torn down. */
+    void unlessTorn(Runnable action) {
+        lock.lock();
+        try {
+            if (!teardown.done()) {
+                action.run();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** What a graph that captured this communicator's calls asks before each replay. */
+    @Override
+    public String released() {
+        return teardown.done() ? name + " (closed)" : aborted ? name + " (aborted)" : null;
     }
 
     /** True once an abort was asked for, by anyone: a call waiting on the host for its peers gives up. */

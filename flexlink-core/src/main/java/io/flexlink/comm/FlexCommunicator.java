@@ -5,6 +5,7 @@ import io.flexlink.CommStats;
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
+import io.flexlink.PreMulSum;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.Stream;
@@ -63,8 +64,6 @@ public final class FlexCommunicator extends CollectiveApi {
     private final GroupedCalls grouped;
     private final CommSplitter splitter;
     private final AllToAllvArgs allToAllvArgs = new AllToAllvArgs();
-    /** What a graph that captured this communicator's calls asks before each replay. */
-    private final io.flexlink.runtime.CaptureUser captureUser = this::releasedForGraphs;
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
                      List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
@@ -134,20 +133,51 @@ public final class FlexCommunicator extends CollectiveApi {
     }
 
     @Override
+    public PreMulSum createPreMulSum(double scalar, DataType type) {
+        checkNotClosed();
+        return PreMulSumOp.host(this, scalar, type);
+    }
+
+    @Override
+    public PreMulSum createPreMulSum(long scalar, DataType type) {
+        checkNotClosed();
+        return PreMulSumOp.host(this, scalar, type);
+    }
+
+    @Override
+    public PreMulSum createPreMulSumOnDevice(long scalar, DataType type) {
+        checkNotClosed();
+        return PreMulSumOp.device(this, scalar, type, backend, device);
+    }
+
+    @Override
     protected void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
              Stream userStream) {
+        enqueue(c, send, recv, count, type, op, null, root, userStream);
+    }
+
+    /** A PreMulSum is a SUM of inputs the launcher first multiplies by the scalar ({@link Launcher}). */
+    @Override
+    protected void runPreMulSum(Collective c, long send, long recv, long count, DataType type, PreMulSum op, int root,
+                                Stream userStream) {
+        enqueue(c, send, recv, count, type, ReduceOp.SUM, op, root, userStream);
+    }
+
+    private void enqueue(Collective c, long send, long recv, long count, DataType type, ReduceOp op, PreMulSum preMul,
+                         int root, Stream userStream) {
         Groups group = Groups.current();
         lock.lock();
         try {
             life.checkUsable();
+            PreMulSumOp pm = preMul == null ? null : PreMulSumOp.check(preMul, this, type, backend, device);
             FlexLinkException enqueueFailed = launcher.workerFailure();
             if (enqueueFailed != null) {
                 throw health.fail(enqueueFailed); // the peers are told; every later call throws it
             }
             Validator.checkCall(c, send, recv, count, type, op, root, rank, size);
             Validator.checkMemory(backend, c, send, recv, count, type, root, rank, size, device);
-            RuntimeStream stream = checkStream(userStream);
-            stream.capturedBy(captureUser);
+            RuntimeStream stream = CallStreams.check(backend, device, userStream);
+            stream.capturedBy(life);
             if (count == 0) {
                 return;
             }
@@ -156,7 +186,7 @@ public final class FlexCommunicator extends CollectiveApi {
                         + "another thread's open group; one communicator's group calls come from one thread");
             }
             if (c.pointToPoint()) {
-                RuntimeStream other = transferStream();
+                RuntimeStream other = CallStreams.transfers(grouped);
                 if (other != null && other != stream) {
                     throw new FlexLinkException(Result.INVALID_USAGE, "stream: the sends and receives of one group "
                             + "on one communicator run on one stream; rank " + rank + " used " + other.label()
@@ -165,6 +195,9 @@ public final class FlexCommunicator extends CollectiveApi {
             }
             CallPlan plan = grouped.next();
             plan.call.set(c, send, recv, count, type, op, root, stream);
+            if (pm != null) {
+                plan.call.preMulSum(pm.address(), pm.bits());
+            }
             if (group.inGroup()) {
                 // launched by the group's end (NCCL launches its part of a group there too)
                 if (grouped.size() == 1) {
@@ -194,29 +227,6 @@ public final class FlexCommunicator extends CollectiveApi {
         } finally {
             lock.unlock();
         }
-    }
-
-    /** The stream of this group's sends and receives so far, or null. */
-    private RuntimeStream transferStream() {
-        for (int i = 0; i < grouped.size(); i++) {
-            CallPlan p = grouped.get(i);
-            if (p.call.collective.pointToPoint()) {
-                return p.call.stream;
-            }
-        }
-        return null;
-    }
-
-    private RuntimeStream checkStream(Stream userStream) {
-        if (userStream == null) {
-            throw Validator.invalid("stream: null");
-        }
-        RuntimeStream stream = backend.runtimeStream(userStream);
-        if (stream.device() != device) {
-            throw Validator.invalid("stream: belongs to device " + stream.device()
-                    + ", the communicator's device is " + device);
-        }
-        return stream;
     }
 
     // ---- the group's end: plan, launch ----
@@ -333,11 +343,6 @@ public final class FlexCommunicator extends CollectiveApi {
         }
     }
 
-    /** See {@link io.flexlink.runtime.CaptureUser#released}. */
-    private String releasedForGraphs() {
-        return life.teardown.done() ? this + " (closed)" : life.aborted() ? this + " (aborted)" : null;
-    }
-
     // ---- state ----
 
     /** The first asynchronous error (polled now if the communicator's lock is free); never blocks. */
@@ -350,14 +355,7 @@ public final class FlexCommunicator extends CollectiveApi {
     public CommStats stats() {
         FlexLinkException e = health.poll();
         if (timer != null) {
-            lock.lock();
-            try {
-                if (!life.teardown.done()) {
-                    timer.poll();
-                }
-            } finally {
-                lock.unlock();
-            }
+            life.unlessTorn(timer::poll);
         }
         return new CommStats(counters.totals(), shares.shareTable(), shares.history(), shares.stageTable(),
                 CommHealth.result(e, life.aborted()), e != null ? e.detail() : life.aborted() ? "aborted" : null);

@@ -5,6 +5,7 @@ import io.flexlink.CommStats;
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
+import io.flexlink.PreMulSum;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.Stream;
@@ -129,6 +130,37 @@ public final class HierarchicalCommunicator extends CollectiveApi {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * PreMulSum is not built across nodes yet: its node stage would need an operation of the node communicator
+     * and the rails a SUM (docs/design.md); every entry point says so before anything is made or enqueued.
+     */
+    @Override
+    public PreMulSum createPreMulSum(double scalar, DataType type) {
+        throw noPreMulSum();
+    }
+
+    @Override
+    public PreMulSum createPreMulSum(long scalar, DataType type) {
+        throw noPreMulSum();
+    }
+
+    @Override
+    public PreMulSum createPreMulSumOnDevice(long scalar, DataType type) {
+        throw noPreMulSum();
+    }
+
+    @Override
+    protected void runPreMulSum(Collective c, long send, long recv, long count, DataType type, PreMulSum op, int root,
+                                Stream stream) {
+        throw noPreMulSum();
+    }
+
+    private FlexLinkException noPreMulSum() {
+        checkNotClosed();
+        return new FlexLinkException(Result.INVALID_USAGE, who() + ": PreMulSum is not available on a multi-node "
+                + "communicator yet");
     }
 
     @Override

@@ -23,7 +23,7 @@ public final class GroupedCalls {
     /** A plan for the next call, to be filled in. */
     public CallPlan next() {
         if (size == plans.size()) {
-            plans.add(new CallPlan(auxPaths));
+            plans.add(new CallPlan(auxPaths, plans.size()));
         }
         return plans.get(size++);
     }

@@ -40,6 +40,7 @@ public final class Launcher implements AutoCloseable {
     private final Scratch inPlaceInput;
     private final RuntimeEvent inPlaceRead;
     private boolean inPlaceUsed;
+    private final PreScaledInputs preScaled;
     private final PeerOps exchange = new PeerOps();
     /** Null when the auxiliary paths are enqueued on the caller's thread. */
     private final EnqueueWorker worker;
@@ -59,6 +60,7 @@ public final class Launcher implements AutoCloseable {
         this.worker = enqueueThread && aux.length > 0 ? new EnqueueWorker(backend, device, rank, aux, counters) : null;
         this.inPlaceInput = new Scratch(backend, device);
         this.inPlaceRead = backend.createEvent(device, false);
+        this.preScaled = new PreScaledInputs(backend, device, ranks);
         this.joins = new RuntimeEvent[aux.length][];
         for (int i = 0; i < aux.length; i++) {
             RuntimeStream[] s = aux[i].streams();
@@ -116,6 +118,9 @@ public final class Launcher implements AutoCloseable {
         CollectiveCall c = p.call;
         if (c.collective == Collective.ALL_TO_ALL && c.send == c.recv) {
             stageInPlaceInput(p);
+        }
+        if (c.preMulSum) {
+            preScaled.stage(p); // before the fork: every path sums the products
         }
         // timed whenever the balancer asks, split or not: its probe of the primary path alone is a measurement too
         p.timerSlot = timer != null && p.token >= 0 ? timer.begin(p.token, c.stream) : -1;
@@ -194,6 +199,7 @@ public final class Launcher implements AutoCloseable {
 
     /** After every path's work of {@code p} is on (or joined into) the caller's stream. */
     public void done(CallPlan p) {
+        preScaled.done(p);
         if (p.stagedInput && !captured(p)) {
             p.call.stream.record(inPlaceRead);
             inPlaceUsed = true;
@@ -322,6 +328,7 @@ public final class Launcher implements AutoCloseable {
         fork.close();
         inPlaceRead.close();
         inPlaceInput.close();
+        preScaled.close();
         for (RuntimeEvent[] es : joins) {
             for (RuntimeEvent e : es) {
                 e.close();

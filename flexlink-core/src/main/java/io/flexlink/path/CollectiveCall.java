@@ -20,6 +20,14 @@ public final class CollectiveCall {
     public ReduceOp op;
     public int root;
     public RuntimeStream stream;
+    /**
+     * True for a PreMulSum (then {@link #op} is SUM): until the launcher stages the input, {@link #send} is
+     * the caller's input, to be multiplied by the scalar at {@link #scalarAddress} (a device scalar) or by
+     * {@link #scalarBits} (a host scalar, when the address is 0). The paths only ever see the scaled input.
+     */
+    public boolean preMulSum;
+    public long scalarAddress;
+    public long scalarBits;
 
     public CollectiveCall set(Collective collective, long send, long recv, long count, DataType type, ReduceOp op,
                               int root, RuntimeStream stream) {
@@ -31,6 +39,15 @@ public final class CollectiveCall {
         this.op = op;
         this.root = root;
         this.stream = stream;
+        this.preMulSum = false;
+        return this;
+    }
+
+    /** Makes the call a PreMulSum (after {@link #set} with SUM): see {@link #preMulSum}. */
+    public CollectiveCall preMulSum(long scalarAddress, long scalarBits) {
+        this.preMulSum = true;
+        this.scalarAddress = scalarAddress;
+        this.scalarBits = scalarBits;
         return this;
     }
 
@@ -42,7 +59,7 @@ public final class CollectiveCall {
 
     @Override
     public String toString() {
-        return collective + "(count=" + count + ", " + type + (collective.reduces() ? ", " + op : "")
+        return collective + "(count=" + count + ", " + type + (collective.reduces() ? ", " + (preMulSum ? "PREMULSUM" : op) : "")
                 + (collective.pointToPoint() ? ", peer=" + root : collective.rooted() ? ", root=" + root : "") + ")";
     }
 }

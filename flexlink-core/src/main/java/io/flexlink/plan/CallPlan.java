@@ -29,10 +29,19 @@ public final class CallPlan {
     public boolean async;
     /** The input was copied aside first (an in-place AlltoAll); {@code call.send} is the copy. */
     public boolean stagedInput;
+    /** A PreMulSum's input was multiplied by its scalar first; {@code call.send} is the product. */
+    public boolean preScaled;
+    /** The plan's position in its communicator's group (what staged inputs are kept per). */
+    public final int index;
 
     public CallPlan(int auxPaths) {
+        this(auxPaths, 0);
+    }
+
+    public CallPlan(int auxPaths, int index) {
         this.fractions = new double[auxPaths];
         this.lengths = new long[auxPaths + 1];
+        this.index = index;
     }
 
     /** First element of auxiliary path {@code i}'s range. */
@@ -53,6 +62,7 @@ public final class CallPlan {
         captured = false;
         captureKnown = false;
         stagedInput = false;
+        preScaled = false;
         async = false;
     }
 

@@ -4,7 +4,9 @@ import io.flexlink.Buffer;
 import io.flexlink.Collective;
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
+import io.flexlink.PreMulSum;
 import io.flexlink.ReduceOp;
+import io.flexlink.Reduction;
 import io.flexlink.Stream;
 
 /**
@@ -29,6 +31,13 @@ public abstract class CollectiveApi implements Communicator {
     /** Validates and enqueues one call ({@code op} is ignored by collectives that do not reduce). */
     protected abstract void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
                       Stream stream);
+
+    /**
+     * Validates and enqueues one reducing call ({@code c}: AllReduce, ReduceScatter or Reduce) with
+     * {@code op}, which the communicator checks is one of its own, open, and made for {@code type}.
+     */
+    protected abstract void runPreMulSum(Collective c, long send, long recv, long count, DataType type, PreMulSum op,
+                                         int root, Stream stream);
 
     @Override
     public int rank() {
@@ -103,6 +112,66 @@ public abstract class CollectiveApi implements Communicator {
     @Override
     public void reduce(long send, long recv, long count, DataType type, ReduceOp op, int root, Stream stream) {
         run(Collective.REDUCE, send, recv, count, type, op, root, stream);
+    }
+
+    @Override
+    public void allReduce(Buffer send, Buffer recv, long count, DataType type, Reduction op, Stream stream) {
+        if (!(op instanceof PreMulSum)) {
+            allReduce(send, recv, count, type, (ReduceOp) op, stream);
+            return;
+        }
+        checkNotClosed();
+        Validator.checkBuffers(Collective.ALL_REDUCE, send, recv, count, type, 0, rank, size, device);
+        allReduce(Validator.address(send), Validator.address(recv), count, type, op, stream);
+    }
+
+    @Override
+    public void allReduce(long send, long recv, long count, DataType type, Reduction op, Stream stream) {
+        if (op instanceof PreMulSum p) {
+            runPreMulSum(Collective.ALL_REDUCE, send, recv, count, type, p, 0, stream);
+        } else {
+            run(Collective.ALL_REDUCE, send, recv, count, type, (ReduceOp) op, 0, stream);
+        }
+    }
+
+    @Override
+    public void reduceScatter(Buffer send, Buffer recv, long recvCount, DataType type, Reduction op, Stream stream) {
+        if (!(op instanceof PreMulSum)) {
+            reduceScatter(send, recv, recvCount, type, (ReduceOp) op, stream);
+            return;
+        }
+        checkNotClosed();
+        Validator.checkBuffers(Collective.REDUCE_SCATTER, send, recv, recvCount, type, 0, rank, size, device);
+        reduceScatter(Validator.address(send), Validator.address(recv), recvCount, type, op, stream);
+    }
+
+    @Override
+    public void reduceScatter(long send, long recv, long recvCount, DataType type, Reduction op, Stream stream) {
+        if (op instanceof PreMulSum p) {
+            runPreMulSum(Collective.REDUCE_SCATTER, send, recv, recvCount, type, p, 0, stream);
+        } else {
+            run(Collective.REDUCE_SCATTER, send, recv, recvCount, type, (ReduceOp) op, 0, stream);
+        }
+    }
+
+    @Override
+    public void reduce(Buffer send, Buffer recv, long count, DataType type, Reduction op, int root, Stream stream) {
+        if (!(op instanceof PreMulSum)) {
+            reduce(send, recv, count, type, (ReduceOp) op, root, stream);
+            return;
+        }
+        checkNotClosed();
+        Validator.checkBuffers(Collective.REDUCE, send, recv, count, type, root, rank, size, device);
+        reduce(Validator.address(send), Validator.address(recv), count, type, op, root, stream);
+    }
+
+    @Override
+    public void reduce(long send, long recv, long count, DataType type, Reduction op, int root, Stream stream) {
+        if (op instanceof PreMulSum p) {
+            runPreMulSum(Collective.REDUCE, send, recv, count, type, p, root, stream);
+        } else {
+            run(Collective.REDUCE, send, recv, count, type, (ReduceOp) op, root, stream);
+        }
     }
 
     @Override

@@ -308,6 +308,48 @@ class SteadyStateAllocationTest {
         }
 
         @Override
+        public io.flexlink.PreMulSum createPreMulSum(double scalar, DataType type) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in makes no PreMulSum");
+        }
+
+        @Override
+        public io.flexlink.PreMulSum createPreMulSum(long scalar, DataType type) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in makes no PreMulSum");
+        }
+
+        @Override
+        public io.flexlink.PreMulSum createPreMulSumOnDevice(long scalar, DataType type) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in makes no PreMulSum");
+        }
+
+        @Override
+        public void allReduce(Buffer send, Buffer recv, long count, DataType type, io.flexlink.Reduction op, Stream s) {
+        }
+
+        @Override
+        public void allReduce(long send, long recv, long count, DataType type, io.flexlink.Reduction op, Stream s) {
+        }
+
+        @Override
+        public void reduceScatter(Buffer send, Buffer recv, long count, DataType type, io.flexlink.Reduction op,
+                                  Stream s) {
+        }
+
+        @Override
+        public void reduceScatter(long send, long recv, long count, DataType type, io.flexlink.Reduction op, Stream s) {
+        }
+
+        @Override
+        public void reduce(Buffer send, Buffer recv, long count, DataType type, io.flexlink.Reduction op, int root,
+                           Stream s) {
+        }
+
+        @Override
+        public void reduce(long send, long recv, long count, DataType type, io.flexlink.Reduction op, int root,
+                           Stream s) {
+        }
+
+        @Override
         public Result getAsyncError() {
             return Result.SUCCESS;
         }

@@ -5,6 +5,7 @@ import io.flexlink.Collective;
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLink;
+import io.flexlink.PreMulSum;
 import io.flexlink.ReduceOp;
 import io.flexlink.UniqueId;
 import io.flexlink.bootstrap.TcpRendezvous;
@@ -92,6 +93,28 @@ enum ApiEntry {
             case 2: c.reduceScatter(send, recv, count, type, op, s); break;
             case 3: c.broadcast(send, recv, count, type, good ? 0 : x.i, s); break;
             default: c.reduce(send, recv, count, type, op, good ? 0 : x.j, s);
+        }
+    } },
+    PRE_MUL_SUM { void call(ApiTargets t, Args x) {
+        Communicator c = x.i == 7 ? t.closed : t.single;
+        boolean good = x.wellFormed();
+        DataType type = good ? DataType.values()[Math.floorMod(x.j, 12)] : type(x.j);
+        PreMulSum op = good || x.i % 2 == 0 ? c.createPreMulSum(Double.longBitsToDouble(x.a), type)
+                : x.i % 3 == 0 ? c.createPreMulSum(x.b, type) : c.createPreMulSumOnDevice(t.address(x.a), type);
+        try {
+            if (!good && x.j % 4 == 0) {
+                op.close(); // a destroyed operation: refused
+            }
+            DataType callType = good || x.j % 3 != 0 ? type : type(x.j + 1);
+            long send = good ? t.regionA() : t.address(x.b);
+            long recv = good ? t.regionB() : t.address(x.a);
+            switch (Math.floorMod(x.i + x.j, 3)) {
+                case 0: c.allReduce(send, recv, good ? x.small() : x.c, callType, op, t.stream); break;
+                case 1: c.reduceScatter(send, recv, good ? x.small() : x.c, callType, op, t.stream); break;
+                default: c.reduce(send, recv, good ? x.small() : x.c, callType, op, good ? 0 : x.j, t.stream);
+            }
+        } finally {
+            op.close();
         }
     } },
     COMMUNICATOR_STATE { void call(ApiTargets t, Args x) {

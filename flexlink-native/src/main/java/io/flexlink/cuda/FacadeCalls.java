@@ -5,6 +5,7 @@ import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
+import io.flexlink.Reduction;
 import io.flexlink.Result;
 import io.flexlink.cuda.NcclFacade.FacadeComm;
 import java.nio.IntBuffer;
@@ -39,9 +40,9 @@ final class FacadeCalls {
         }
         int entry = -1;
         try {
-            entry = Devices.refresh();
             DataType t = FlexNccl.type(datatype);
-            ReduceOp o = which.reduces() ? FlexNccl.op(op) : ReduceOp.SUM;
+            Reduction o = which.reduces() ? c.ops.reduction(op, t) : ReduceOp.SUM; // a PreMulSum's code: this comm's
+            entry = Devices.refresh(); // after the arguments: a bad one is ncclInvalidArgument without a CUDA call
             CudaStream s = c.stream(stream);
             long send = NcclFacade.address(sendbuff);
             long recv = NcclFacade.address(recvbuff);

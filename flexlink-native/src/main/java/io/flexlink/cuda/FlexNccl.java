@@ -55,6 +55,8 @@ public final class FlexNccl {
     public static final int ncclMin = 3;
     public static final int ncclAvg = 4;
     public static final int ncclNumOps = 5;
+    public static final int ncclScalarDevice = 0;
+    public static final int ncclScalarHostImmediate = 1;
 
     public static final int ncclInt8 = 0;
     public static final int ncclChar = 0;
@@ -293,6 +295,33 @@ public final class FlexNccl {
     public static int ncclRecv(Pointer recvbuff, long count, int datatype, int peer, ncclComm comm,
                                CUstream_st stream) {
         return FacadeCalls.collective(Collective.RECV, null, recvbuff, count, datatype, ncclSum, peer, comm, stream);
+    }
+
+    // ---- PreMulSum ----
+
+    /**
+     * A PreMulSum operation of {@code comm} into {@code op}: each rank's input multiplied by the scalar, then
+     * summed. {@code ncclScalarHostImmediate}: {@code scalar} is one element of {@code datatype} in host memory,
+     * read now; {@code ncclScalarDevice}: one element in device memory, read when each collective runs. The
+     * code is valid with {@code comm} only and with {@code datatype} only.
+     */
+    public static int ncclRedOpCreatePreMulSum(IntPointer op, Pointer scalar, int datatype, int residence,
+                                               ncclComm comm) {
+        return FacadeOps.create(op, scalar, datatype, residence, comm);
+    }
+
+    public static int ncclRedOpCreatePreMulSum(IntBuffer op, Pointer scalar, int datatype, int residence,
+                                               ncclComm comm) {
+        return FacadeOps.create(op, scalar, datatype, residence, comm);
+    }
+
+    public static int ncclRedOpCreatePreMulSum(int[] op, Pointer scalar, int datatype, int residence, ncclComm comm) {
+        return FacadeOps.create(op, scalar, datatype, residence, comm);
+    }
+
+    /** Destroys a PreMulSum of {@code comm}; a built-in, unknown or destroyed {@code op} is ncclInvalidArgument. */
+    public static int ncclRedOpDestroy(int op, ncclComm comm) {
+        return FacadeOps.destroy(op, comm);
     }
 
     public static int ncclGroupStart() {

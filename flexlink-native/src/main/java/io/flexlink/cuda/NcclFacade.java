@@ -48,6 +48,8 @@ final class NcclFacade {
         final String name;
         /** How log lines name it: its handle and commName (made once, not per failed call). */
         final String label;
+        /** Its PreMulSum operations by ncclRedOp_t code. */
+        final FacadeOps ops = new FacadeOps();
 
         FacadeComm(long handle, Communicator comm, NcclComm nccl, CudaBackend backend) {
             this(handle, comm, nccl, backend, null);
