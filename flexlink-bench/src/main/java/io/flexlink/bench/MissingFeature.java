@@ -15,11 +15,7 @@ enum MissingFeature {
             + "Communicator API yet; run without -R (or -R 0)"),
     /** Seam: {@link OptionChecks#ops} and {@link CallTarget}'s reduction argument. */
     PRE_MUL_SUM("-o mulsum", "PreMulSum (ncclRedOpCreatePreMulSum) is not one of FlexLink's reduction operations "
-            + "yet (sum, prod, max, min, avg)"),
-    /** Seam: {@link PerfRunner}'s communicator creation, which would split by color ({@code Communicator.split}). */
-    COMM_SPLIT("NCCL_TESTS_SPLIT", "communicator splitting is not wired into flexlink-perf yet (FlexLink has "
-            + "Communicator.split and ncclCommSplit; the tool does not split its ranks by color); unset "
-            + "NCCL_TESTS_SPLIT and NCCL_TESTS_SPLIT_MASK");
+            + "yet (sum, prod, max, min, avg)");
 
     private final String option;
     private final String message;

@@ -43,6 +43,7 @@ final class OptionChecks {
                     + "process is one rank, got -t " + o.threads + " -g " + o.ranksPerThread);
             o.launch = io.flexlink.bootstrap.LaunchEnv.parse(o.environment);
         }
+        split(o);
         require(o.iters >= 1, "-n: at least one iteration is needed, got " + o.iters);
         require(o.aggIters >= 1, "-m: at least one call per iteration is needed, got " + o.aggIters);
         require(o.warmup >= 0, "-w: must not be negative, got " + o.warmup);
@@ -82,9 +83,10 @@ final class OptionChecks {
         }
         validateRoot(o);
         if (o.collective.needsPowerOfTwoRanks()) {
-            int n = o.worldSize();
-            require(n > 0 && (n & (n - 1)) == 0, o.collective.testName() + ": " + n + " ranks is not a power of two "
-                    + "(its exchange pairs rank with rank ^ mask over log2(n) rounds); run it on 1, 2, 4, 8, ... ranks");
+            int n = o.commSize();
+            require(n > 0 && (n & (n - 1)) == 0, o.collective.testName() + ": " + n + " ranks" + perSplit(o)
+                    + " is not a power of two (its exchange pairs rank with rank ^ mask over log2(n) rounds); run it on "
+                    + "1, 2, 4, 8, ... ranks");
         }
         writable("--json", f.json);
         writable("--plot", f.plot);
@@ -92,17 +94,33 @@ final class OptionChecks {
 
     /** The root must be a rank of the communicator (--from-env learns its size from the environment). */
     private static void validateRoot(PerfOptions o) {
-        require(o.root >= -1 && o.root < o.worldSize(), "-r: root " + o.root + " is not a rank of " + o.worldSize()
-                + " (or all)");
+        require(o.root >= -1 && o.root < o.commSize(), "-r: root " + o.root + " is not a rank of " + o.commSize()
+                + perSplit(o) + " (or all)");
+    }
+
+    /** " per sub-communicator (NCCL_TESTS_SPLIT=...)" when the ranks are split, else nothing. */
+    private static String perSplit(PerfOptions o) {
+        return o.layout.split == null ? "" : " per sub-communicator (" + o.layout.split.setting() + ")";
+    }
+
+    /**
+     * NCCL_TESTS_SPLIT(_MASK): each rank's sub-communicator. The baselines are not split: the raw NCCL and
+     * host-ring communicators would each need a split of their own (ncclCommSplit through bytedeco, the
+     * ring's transport over a per-color exchange), and a comparison of split FlexLink with an unsplit
+     * baseline would compare different collectives.
+     */
+    private static void split(PerfOptions o) {
+        TestsSplit split = TestsSplit.fromEnvironment(o.environment);
+        o.layout = split == null ? RankLayout.whole(o.worldSize()) : RankLayout.split(split, o.worldSize());
+        require(split == null || !o.flex.baseline, "--baseline: not available with " + (split == null ? ""
+                : split.setting()) + ": the baselines (raw NCCL or the host ring, FlexLink's primary path alone) "
+                + "are not split into sub-communicators; run --baseline without the split");
     }
 
     private static void refuseMissing(PerfOptions o) {
         require(o.register >= 0 && o.register <= 2, "-R: must be 0, 1 (local) or 2 (symmetric), got " + o.register);
         if (o.register > 0) {
             throw MissingFeature.BUFFER_REGISTRATION.refusal();
-        }
-        if (o.environment.get("NCCL_TESTS_SPLIT") != null || o.environment.get("NCCL_TESTS_SPLIT_MASK") != null) {
-            throw MissingFeature.COMM_SPLIT.refusal();
         }
     }
 

@@ -1,0 +1,215 @@
+package io.flexlink.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * NCCL_TESTS_SPLIT and NCCL_TESTS_SPLIT_MASK on the host backend: the ranks split by nccl-tests' color into
+ * sub-communicators that run each call at once, the header's Group column and split line, busbw by the
+ * sub-communicator's size, and every sub-communicator checked on data of its own.
+ */
+class PerfSplitTest {
+    @TempDir
+    Path tmp;
+
+    static String[] args(String line) {
+        return line.trim().split("\\s+");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> json(Path file) throws Exception {
+        return (Map<String, Object>) Json.parse(Files.readString(file));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> list(Object o) {
+        return (List<Map<String, Object>>) o;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object o) {
+        return (Map<String, Object>) o;
+    }
+
+    /** The Group column of the header's {@code # Using devices} lines, rank by rank. */
+    static List<Integer> groups(PerfMainTest.Outcome o) {
+        List<Integer> g = new ArrayList<>();
+        for (String l : o.out.split("\n")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("^#  Rank +(\\d+) Group +(\\d+) ").matcher(l);
+            if (m.find()) {
+                assertEquals(g.size(), Integer.parseInt(m.group(1)), o::toString);
+                g.add(Integer.parseInt(m.group(2)));
+            }
+        }
+        return g;
+    }
+
+    /** busbw / algbw of every timed run in the JSON (out of place and in place), which must all be {@code factor}. */
+    private static void busFactor(Map<String, Object> doc, double factor, String why) {
+        List<Map<String, Object>> results = list(doc.get("results"));
+        assertTrue(!results.isEmpty(), why);
+        for (Map<String, Object> r : results) {
+            for (String k : new String[] {"out_of_place", "in_place"}) {
+                Map<String, Object> run = map(r.get(k));
+                double alg = (Double) run.get("alg_bw");
+                double bus = (Double) run.get("bus_bw");
+                assertTrue(alg > 0, why + ": " + r);
+                assertEquals(factor, bus / alg, 1e-9, why + ": " + r);
+                assertEquals(0.0, (Double) run.get("nwrong"), why + ": " + r);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource(delimiter = ';', value = {
+        "NCCL_TESTS_SPLIT; AND 0x1; 0 1 0 1; 0 0 1 1",
+        "NCCL_TESTS_SPLIT; &1; 0 1 0 1; 0 0 1 1",
+        "NCCL_TESTS_SPLIT; OR 1; 1 1 3 3; 0 1 0 1",
+        "NCCL_TESTS_SPLIT; |0b10; 2 3 2 3; 0 0 1 1",
+        "NCCL_TESTS_SPLIT; MOD 2; 0 1 0 1; 0 0 1 1",
+        "NCCL_TESTS_SPLIT; %2; 0 1 0 1; 0 0 1 1",
+        "NCCL_TESTS_SPLIT; DIV 2; 0 0 1 1; 0 1 0 1",
+        "NCCL_TESTS_SPLIT; div 0x2; 0 0 1 1; 0 1 0 1",
+        "NCCL_TESTS_SPLIT; / 2; 0 0 1 1; 0 1 0 1",
+        "NCCL_TESTS_SPLIT_MASK; 2; 0 0 2 2; 0 1 0 1",
+        "NCCL_TESTS_SPLIT_MASK; 0x1; 0 1 0 1; 0 0 1 1",
+    })
+    void everyFormSplitsFourRanksIntoTwoSubCommunicators(String variable, String value, String colors, String ranks)
+            throws Exception {
+        Path file = tmp.resolve("split.json");
+        PerfMainTest.Outcome o = PerfRefusalsTest.perf(Map.of(variable, value), args("all_gather -b 4K -e 64K -f 4 -g 4 "
+                + "--backend host -c 1 -n 2 -w 1 --json " + file));
+        assertEquals(PerfMain.EXIT_OK, o.code, o::toString);
+        String why = variable + "=" + value + "\n" + o;
+        List<Integer> expected = new ArrayList<>();
+        for (String c : colors.split(" ")) {
+            expected.add(Integer.parseInt(c));
+        }
+        assertEquals(expected, groups(o), why);
+        assertTrue(o.out.contains("# Split: " + variable + "=" + value + " (color = rank "), why);
+        assertTrue(o.out.contains(": 2 sub-communicators of 2 ranks (Group = color)"), why);
+        // all_gather: count = size / 4 B / n with n = 2, the sub-communicator's size (4 ranks would give 256)
+        List<String> rows = o.rows();
+        assertEquals(3, rows.size(), why);
+        assertEquals(List.of("4096", "512", "float"), List.of(rows.get(0).trim().split("\\s+")).subList(0, 3), why);
+        Map<String, Object> doc = json(file);
+        // busbw = algbw x (n-1)/n with n = 2 (unsplit it would be 3/4)
+        busFactor(doc, 0.5, why);
+        Map<String, Object> split = map(doc.get("split"));
+        assertEquals(variable, split.get("variable"), why);
+        assertEquals(2.0, split.get("communicators"), why);
+        assertEquals(2.0, split.get("comm_size"), why);
+        // every rank called a 2-rank communicator of its own color, at the rank the job order gives it
+        List<Map<String, Object>> totals = list(map(doc.get("path_totals")).get("flexlink"));
+        assertEquals(4, totals.size(), why);
+        String[] commRanks = ranks.split(" ");
+        for (int r = 0; r < 4; r++) {
+            Map<String, Object> t = totals.get(r);
+            assertEquals(2.0, t.get("comm_size"), why);
+            assertEquals(Double.parseDouble(commRanks[r]), t.get("comm_rank"), why);
+            double calls = 0;
+            for (Map<String, Object> path : list(t.get("paths"))) {
+                calls += (Double) path.get("calls");
+            }
+            assertTrue(calls > 0, "rank " + r + " ran no call: " + why);
+        }
+    }
+
+    @Test
+    void allReduceBusbwFollowsTheSubCommunicatorsSize() throws Exception {
+        String line = "all_reduce -b 4K -e 16K -f 4 -g 4 --backend host -c 1 -n 2 -w 1 --json ";
+        Path whole = tmp.resolve("whole.json");
+        PerfMainTest.Outcome o = PerfRefusalsTest.perf(Map.of(), args(line + whole));
+        assertEquals(PerfMain.EXIT_OK, o.code, o::toString);
+        busFactor(json(whole), 1.5, "unsplit: 2(n-1)/n with n = 4\n" + o);
+        Path split = tmp.resolve("split.json");
+        o = PerfRefusalsTest.perf(Map.of("NCCL_TESTS_SPLIT", "MOD 2"), args(line + split));
+        assertEquals(PerfMain.EXIT_OK, o.code, o::toString);
+        busFactor(json(split), 1.0, "split: 2(n-1)/n with n = 2\n" + o);
+        // a sub-communicator of one rank runs (as in nccl-tests): busbw is 0 there, algbw is not
+        Path ones = tmp.resolve("ones.json");
+        o = PerfRefusalsTest.perf(Map.of("NCCL_TESTS_SPLIT", "MOD 4"), args(line + ones));
+        assertEquals(PerfMain.EXIT_OK, o.code, o::toString);
+        assertEquals(List.of(0, 1, 2, 3), groups(o), o::toString);
+        assertTrue(o.out.contains(": 4 sub-communicators of 1 rank (Group = color)"), o::toString);
+        busFactor(json(ones), 0.0, "one rank per sub-communicator\n" + o);
+    }
+
+    /**
+     * Each sub-communicator's AllReduce reduces its own ranks' data: all ranks of one color must hold the
+     * same output, and the colors' outputs differ, so an output moved within a color passes the check and
+     * one moved across colors is counted wrong, element by element.
+     */
+    @Test
+    void eachSubCommunicatorIsCheckedOnItsOwnData() {
+        String[] a = args("all_reduce -b 4K -e 4K -g 4 --backend host -c 1 -n 1 -w 0");
+        Map<String, String> env = Map.of("NCCL_TESTS_SPLIT", "MOD 2"); // colors 0 1 0 1
+        PerfMainTest.Outcome within = perfTampered(env, a, 0, 2);
+        assertEquals(PerfMain.EXIT_OK, within.code, within::toString);
+        PerfMainTest.Outcome across = perfTampered(env, a, 0, 1);
+        assertEquals(PerfMain.EXIT_FAILED, across.code, across::toString);
+        // each element where the two colors' sums differ (most of them) is wrong, and named at job rank 1
+        assertTrue(across.err.contains("out of place, checked call 1: "), across::toString);
+        assertTrue(across.err.contains(" wrong elements, e.g. rank 1 ["), across::toString);
+        assertTrue(across.out.contains("# Out of bounds values : 2 FAILED"), across::toString);
+    }
+
+    /** A run whose every checked output of local rank {@code to} is overwritten with rank {@code from}'s. */
+    private static PerfMainTest.Outcome perfTampered(Map<String, String> env, String[] args, int from, int to) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        DataCheck.Tamper copy = ws -> {
+            ByteBuffer b = ByteBuffer.allocateDirect(4096).order(ByteOrder.nativeOrder());
+            ws.backend().download(b, ws.recvAddress(from));
+            b.clear();
+            ws.backend().upload(ws.recvAddress(to), b);
+        };
+        int code;
+        try (java.io.PrintStream o = new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8);
+             java.io.PrintStream e = new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8)) {
+            code = PerfMain.run(args, o, e, env, copy);
+        }
+        return new PerfMainTest.Outcome(code, out.toString(java.nio.charset.StandardCharsets.UTF_8),
+                err.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "broadcast -r all, 4", "reduce -r 1, 2", "reduce_scatter, 2", "alltoall, 2", "gather -r 0, 2",
+        "scatter -r all, 4", "sendrecv, 2", "hypercube, 2",
+    })
+    void everyCollectiveRunsAndChecksOnSubCommunicators(String collective, int rows) {
+        PerfMainTest.Outcome o = PerfRefusalsTest.perf(Map.of("NCCL_TESTS_SPLIT", "DIV 2"), args(collective
+                + " -b 4K -e 8K -f 2 -g 4 --backend host -c 1 -n 2 -w 1"));
+        assertEquals(PerfMain.EXIT_OK, o.code, o::toString);
+        assertEquals(List.of(0, 0, 1, 1), groups(o), o::toString);
+        // -r all: the roots of a 2-rank sub-communicator, 0 and 1, at each of the two sizes
+        List<String[]> table = new ArrayList<>();
+        for (String l : o.out.split("\n")) {
+            if (l.matches("^\\s+\\d+\\s+\\d+\\s.*")) {
+                table.add(l.trim().split("\\s+"));
+            }
+        }
+        assertEquals(rows, table.size(), o::toString);
+        for (String[] f : table) {
+            // size count type [redop] root, then time algbw busbw #wrong twice (hypercube prints no redop)
+            int root = f[3].matches("-?\\d+") ? 3 : 4;
+            assertEquals("0", f[root + 4], o::toString);
+            assertTrue(f[root + 8].equals("0") || collective.equals("sendrecv") && f[root + 8].equals("N/A"),
+                    o::toString);
+        }
+        assertTrue(o.out.contains("# Out of bounds values : 0 OK"), o::toString);
+    }
+}
