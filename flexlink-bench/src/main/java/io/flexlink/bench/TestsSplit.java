@@ -92,8 +92,8 @@ final class TestsSplit {
     }
 
     /** A non-negative int, as strtoul with base 0 reads it (or binary after 0b), and nothing after it. */
-    private static int number(String whole, String digits) {
-        String d = digits.toLowerCase(Locale.ROOT);
+    private static int number(String whole, String text) {
+        String d = text.toLowerCase(Locale.ROOT);
         int radix = 10;
         if (d.startsWith("0b")) {
             radix = 2;
@@ -105,7 +105,7 @@ final class TestsSplit {
             radix = 8;
             d = d.substring(1);
         }
-        return parse(SPLIT, whole, d, radix);
+        return parse(SPLIT, whole, text, d, radix);
     }
 
     /** NCCL_TESTS_SPLIT_MASK: hexadecimal, with or without 0x (strtoul with base 16). */
@@ -114,10 +114,10 @@ final class TestsSplit {
         if (d.startsWith("0x")) {
             d = d.substring(2);
         }
-        return parse(MASK, text, d, 16);
+        return parse(MASK, text, text.trim(), d, 16);
     }
 
-    private static int parse(String variable, String whole, String digits, int radix) {
+    private static int parse(String variable, String whole, String shown, String digits, int radix) {
         try {
             if (!digits.isEmpty() && Character.digit(digits.charAt(0), radix) >= 0) {
                 return Integer.parseInt(digits, radix);
@@ -126,7 +126,7 @@ final class TestsSplit {
             // below: not a number, or above 2^31 - 1
         }
         String what = radix == 16 ? "a hexadecimal" : radix == 2 ? "a binary" : radix == 8 ? "an octal" : "a";
-        throw refusal(variable, whole, "'" + digits + "' is not " + what + " number from 0 to 2147483647");
+        throw refusal(variable, whole, "'" + shown + "' is not " + what + " number from 0 to 2147483647");
     }
 
     static FlexLinkException refusal(String variable, String value, String why) {

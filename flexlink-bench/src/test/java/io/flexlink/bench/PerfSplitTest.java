@@ -212,4 +212,75 @@ class PerfSplitTest {
         }
         assertTrue(o.out.contains("# Out of bounds values : 0 OK"), o::toString);
     }
+
+    /** Exit 2 before anything runs, one line naming the variable (or the option) and saying why. */
+    private static void refused(Map<String, String> env, String line, String says) {
+        PerfRefusalsTest.refused(PerfRefusalsTest.perf(env, args(line)), says);
+    }
+
+    @Test
+    void badValuesAreRefusedNamingTheVariable() {
+        String line = "all_reduce -b 1K -e 1K --backend host -g 4";
+        String split = TestsSplit.SPLIT;
+        refused(Map.of(split, "FOO 3"), line, "NCCL_TESTS_SPLIT: 'FOO 3': not <operation><value> with an operation of "
+                + "AND (&), OR (|), MOD (%) or DIV (/)");
+        refused(Map.of(split, ""), line, "NCCL_TESTS_SPLIT: '': not <operation><value>");
+        refused(Map.of(split, "AND"), line, "NCCL_TESTS_SPLIT: 'AND': '' is not a number from 0 to 2147483647");
+        refused(Map.of(split, "AND x"), line, "NCCL_TESTS_SPLIT: 'AND x': 'x' is not a number");
+        refused(Map.of(split, "AND 3x"), line, "NCCL_TESTS_SPLIT: 'AND 3x': '3x' is not a number");
+        refused(Map.of(split, "AND -1"), line, "NCCL_TESTS_SPLIT: 'AND -1': '-1' is not a number");
+        refused(Map.of(split, "OR 4294967296"), line, "'4294967296' is not a number from 0 to 2147483647");
+        refused(Map.of(split, "AND 0x"), line, "'0x' is not a hexadecimal number");
+        refused(Map.of(split, "AND 0b12"), line, "'0b12' is not a binary number");
+        refused(Map.of(split, "MOD 08"), line, "'08' is not an octal number");
+        refused(Map.of(split, "MOD 0"), line, "NCCL_TESTS_SPLIT: 'MOD 0': MOD 0 divides by zero");
+        refused(Map.of(split, "/0x0"), line, "NCCL_TESTS_SPLIT: '/0x0': DIV 0 divides by zero");
+        refused(Map.of(TestsSplit.MASK, "zz"), line, "NCCL_TESTS_SPLIT_MASK: 'zz': 'zz' is not a hexadecimal number");
+        refused(Map.of(TestsSplit.MASK, " "), line, "NCCL_TESTS_SPLIT_MASK: ' ': '' is not a hexadecimal number");
+        // the mask wins over NCCL_TESTS_SPLIT, as in nccl-tests: its error is the one reported
+        refused(Map.of(TestsSplit.MASK, "0xg", split, "MOD 2"), line, "NCCL_TESTS_SPLIT_MASK: '0xg'");
+    }
+
+    @Test
+    void combinationsThatCannotWorkAreRefusedSayingWhy() {
+        Map<String, String> mod2 = Map.of(TestsSplit.SPLIT, "MOD 2");
+        refused(Map.of(TestsSplit.SPLIT, "DIV 3"), "all_reduce -b 1K -e 1K --backend host -g 4", "NCCL_TESTS_SPLIT: "
+                + "'DIV 3' (color = rank / 3) on 4 ranks gives sub-communicators of 3 (color 0), 1 (color 1) ranks; "
+                + "flexlink-perf needs them all of one size");
+        refused(mod2, "all_reduce -b 1K -e 1K --backend host -g 4 --baseline", "--baseline: not available with "
+                + "NCCL_TESTS_SPLIT=MOD 2: the baselines");
+        refused(mod2, "hypercube -b 1K -e 1K --backend host -g 6", "hypercube: 3 ranks per sub-communicator "
+                + "(NCCL_TESTS_SPLIT=MOD 2) is not a power of two");
+        refused(mod2, "broadcast -b 1K -e 1K --backend host -g 4 -r 2", "-r: root 2 is not a rank of 2 per "
+                + "sub-communicator (NCCL_TESTS_SPLIT=MOD 2) (or all)");
+    }
+
+    @Test
+    void theMaskWinsAndOneColorForAllIsOneSubCommunicator() {
+        PerfMainTest.Outcome o = PerfRefusalsTest.perf(Map.of(TestsSplit.MASK, "1", TestsSplit.SPLIT, "FOO"),
+                args("all_reduce -b 1K -e 1K --backend host -g 4 -c 1 -n 1"));
+        assertEquals(PerfMain.EXIT_OK, o.code, o::toString);
+        assertEquals(List.of(0, 1, 0, 1), groups(o), o::toString);
+        assertTrue(o.out.contains("# Split: NCCL_TESTS_SPLIT_MASK=1 (color = rank & 0x1): 2 sub-communicators"),
+                o::toString);
+        o = PerfRefusalsTest.perf(Map.of(TestsSplit.SPLIT, "OR 0x7"), args("all_reduce -b 1K -e 1K --backend host "
+                + "-g 4 -c 1 -n 1"));
+        assertEquals(PerfMain.EXIT_OK, o.code, o::toString);
+        assertEquals(List.of(7, 7, 7, 7), groups(o), o::toString);
+        assertTrue(o.out.contains("(color = rank | 0x7): 1 sub-communicator of 4 ranks"), o::toString);
+        assertTrue(o.out.contains("# Out of bounds values : 0 OK"), o::toString);
+    }
+
+    /** A thread's group of calls spans its ranks' sub-communicators (-t 2 -g 2 with MOD 2: each thread one of each). */
+    @Test
+    void threadsDriveRanksOfSeveralSubCommunicators() {
+        for (String extra : new String[] {"", " -m 2 -z 1", " -a 3 -I 1"}) {
+            PerfMainTest.Outcome o = PerfRefusalsTest.perf(Map.of(TestsSplit.SPLIT, "MOD 2"), args("reduce_scatter "
+                    + "-b 4K -e 16K -f 4 -t 2 -g 2 --backend host -c 2 -n 2" + extra));
+            assertEquals(PerfMain.EXIT_OK, o.code, o::toString);
+            assertEquals(List.of(0, 1, 0, 1), groups(o), o::toString);
+            assertEquals(2, o.rows().size(), o::toString);
+            assertTrue(o.out.contains("# Out of bounds values : 0 OK"), o::toString);
+        }
+    }
 }
