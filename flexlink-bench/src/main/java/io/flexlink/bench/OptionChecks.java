@@ -103,18 +103,10 @@ final class OptionChecks {
         return o.layout.split == null ? "" : " per sub-communicator (" + o.layout.split.setting() + ")";
     }
 
-    /**
-     * NCCL_TESTS_SPLIT(_MASK): each rank's sub-communicator. The baselines are not split: the raw NCCL and
-     * host-ring communicators would each need a split of their own (ncclCommSplit through bytedeco, the
-     * ring's transport over a per-color exchange), and a comparison of split FlexLink with an unsplit
-     * baseline would compare different collectives.
-     */
+    /** NCCL_TESTS_SPLIT(_MASK): each rank's sub-communicator (the run's and the baselines' alike). */
     private static void split(PerfOptions o) {
         TestsSplit split = TestsSplit.fromEnvironment(o.environment);
         o.layout = split == null ? RankLayout.whole(o.worldSize()) : RankLayout.split(split, o.worldSize());
-        require(split == null || !o.flex.baseline, "--baseline: not available with " + (split == null ? ""
-                : split.setting()) + ": the baselines (raw NCCL or the host ring, FlexLink's primary path alone) "
-                + "are not split into sub-communicators; run --baseline without the split");
     }
 
     private static void refuseMissing(PerfOptions o) {

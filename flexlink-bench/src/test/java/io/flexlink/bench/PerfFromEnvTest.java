@@ -106,13 +106,14 @@ class PerfFromEnvTest {
 
     /**
      * NCCL_TESTS_SPLIT with one process per rank, nccl-tests' own setting (its color is the MPI rank's): each
-     * process splits its rank off into its color's sub-communicator; rank 0's table has every rank's Group.
+     * process splits its rank off into its color's sub-communicator (and its baselines' ranks alike); rank
+     * 0's table has every rank's Group.
      */
     @Test
     void theSplitWorksWithOneProcessPerRank() throws Exception {
         int port = freePort();
         String[] args = {"all_gather", "-b", "4K", "-e", "16K", "-f", "4", "-n", "2", "-c", "1", "--backend", "host",
-            "--from-env"};
+            "--from-env", "--baseline"};
         ExecutorService pool = Executors.newFixedThreadPool(4);
         List<Future<Integer>> codes = new ArrayList<>();
         List<ByteArrayOutputStream> outs = new ArrayList<>();
@@ -141,6 +142,11 @@ class PerfFromEnvTest {
         List<String> rows = table.lines().filter(l -> l.matches("^\\s+\\d+\\s+\\d+\\s+float\\s.*")).toList();
         assertEquals(2, rows.size(), table);
         assertEquals("512", rows.get(0).trim().split("\\s+")[1], "4 KiB / 4 B / 2 ranks per sub-communicator: " + table);
+        assertTrue(table.contains("# Baseline: host ring, called directly"), table);
+        for (String row : rows) {
+            String[] f = row.trim().split("\\s+");
+            assertTrue(Double.parseDouble(f[f.length - 2]) > 0 && Double.parseDouble(f[f.length - 1]) > 0, row); // vs, prim
+        }
         assertTrue(table.contains("# Out of bounds values : 0 OK"), table);
     }
 

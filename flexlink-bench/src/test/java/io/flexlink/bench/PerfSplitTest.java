@@ -247,8 +247,6 @@ class PerfSplitTest {
         refused(Map.of(TestsSplit.SPLIT, "DIV 3"), "all_reduce -b 1K -e 1K --backend host -g 4", "NCCL_TESTS_SPLIT: "
                 + "'DIV 3' (color = rank / 3) on 4 ranks gives sub-communicators of 3 (color 0), 1 (color 1) ranks; "
                 + "flexlink-perf needs them all of one size");
-        refused(mod2, "all_reduce -b 1K -e 1K --backend host -g 4 --baseline", "--baseline: not available with "
-                + "NCCL_TESTS_SPLIT=MOD 2: the baselines");
         refused(mod2, "hypercube -b 1K -e 1K --backend host -g 6", "hypercube: 3 ranks per sub-communicator "
                 + "(NCCL_TESTS_SPLIT=MOD 2) is not a power of two");
         refused(mod2, "broadcast -b 1K -e 1K --backend host -g 4 -r 2", "-r: root 2 is not a rank of 2 per "
