@@ -71,8 +71,8 @@ final class PerfHeader {
     static String splitNote(RankLayout l) {
         TestsSplit s = l.split;
         int n = l.commSize();
-        return String.format(Locale.ROOT, "%s (%s): %d sub-communicator%s of %d rank%s (Group = color), each running "
-                        + "every call at once; size, count, algbw and busbw are one sub-communicator's (n = %d), "
+        return String.format(Locale.ROOT, "%s (%s): %d sub-communicator%s of %d rank%s (Group = color), all running "
+                        + "each call at the same time; size, count, algbw and busbw are one sub-communicator's (n = %d), "
                         + "time and #wrong are over all %d ranks", s.setting(), s.rule(), l.groups(),
                 l.groups() == 1 ? "" : "s", n, n == 1 ? "" : "s", n, l.worldSize());
     }

@@ -13,7 +13,8 @@ import java.util.List;
 import java.util.ServiceLoader;
 
 /**
- * Sets a run up and tears it down: opens the backend, makes FlexLink's communicators, the workspace
+ * Sets a run up and tears it down: opens the backend, makes FlexLink's communicators (split by color with
+ * NCCL_TESTS_SPLIT, the job's kept for the processes' exchanges and closed at the end), the workspace
  * (buffers and streams), the baselines, the threads and the checker, prints the header, and hands the
  * rows to a {@link Sweep}. Returns the exit code. On any failure every communicator is aborted first,
  * which releases streams still blocked in a collective.
