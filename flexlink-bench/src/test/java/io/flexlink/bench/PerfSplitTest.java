@@ -281,4 +281,35 @@ class PerfSplitTest {
             assertTrue(o.out.contains("# Out of bounds values : 0 OK"), o::toString);
         }
     }
+
+    /** Values as nccl-tests' parseInt and strtoul read them, and each operation's color. */
+    @Test
+    void valuesAndColorsAreNcclTestsOnes() {
+        Map<String, Integer> values = Map.of("AND 010", 8, "and0b101", 5, " MOD  3 ", 3, "%0X1f", 31, "Div 7", 7);
+        values.forEach((text, v) -> assertEquals(v, TestsSplit.fromEnvironment(Map.of(TestsSplit.SPLIT, text)).value,
+                text));
+        assertEquals(255, TestsSplit.fromEnvironment(Map.of(TestsSplit.MASK, "ff")).value);
+        assertEquals(16, TestsSplit.fromEnvironment(Map.of(TestsSplit.MASK, "0x10")).value);
+        assertEquals(null, TestsSplit.fromEnvironment(Map.of()));
+        int[][] colors = { // rank 7 and rank 2 under AND 6, OR 4, MOD 3, DIV 3
+            {7 & 6, 2 & 6}, {7 | 4, 2 | 4}, {7 % 3, 2 % 3}, {7 / 3, 2 / 3},
+        };
+        String[] splits = {"AND 6", "OR 4", "MOD 3", "DIV 3"};
+        String[] rules = {"color = rank & 0x6", "color = rank | 0x4", "color = rank % 3", "color = rank / 3"};
+        for (int i = 0; i < splits.length; i++) {
+            TestsSplit s = TestsSplit.fromEnvironment(Map.of(TestsSplit.SPLIT, splits[i]));
+            assertEquals(colors[i][0], s.color(7), splits[i]);
+            assertEquals(colors[i][1], s.color(2), splits[i]);
+            assertEquals(rules[i], s.rule());
+        }
+        RankLayout l = RankLayout.split(TestsSplit.fromEnvironment(Map.of(TestsSplit.SPLIT, "AND 0x5")), 8);
+        // colors 0 1 0 1 4 5 4 5: four sub-communicators of two ranks, each ranked in the job's order
+        assertEquals(4, l.groups());
+        assertEquals(2, l.commSize());
+        int[] want = {0, 0, 1, 1, 0, 0, 1, 1};
+        for (int r = 0; r < 8; r++) {
+            assertEquals(r & 5, l.color(r));
+            assertEquals(want[r], l.commRank(r), "rank " + r);
+        }
+    }
 }
