@@ -14,7 +14,7 @@ import java.util.ServiceLoader;
 
 /**
  * Sets a run up and tears it down: opens the backend, makes FlexLink's communicators (split by color with
- * NCCL_TESTS_SPLIT, the job's kept for the processes' exchanges and closed at the end), the workspace
+ * NCCL_TESTS_SPLIT; with --from-env the job's is kept for the processes' exchanges), the workspace
  * (buffers and streams), the baselines, the threads and the checker, prints the header, and hands the
  * rows to a {@link Sweep}. Returns the exit code. On any failure every communicator is aborted first,
  * which releases streams still blocked in a collective.
@@ -95,7 +95,7 @@ final class PerfRunner {
         Sweep.RunParts p = new Sweep.RunParts();
         p.progress = progress;
         DriverThreads threads = null;
-        Communicator[] job = null; // the job's communicators when the collectives run on split ones
+        Communicator[] job = null; // --from-env with a split: the job's communicator, which RankGather uses
         boolean ok = false;
         if (o.graphLaunches > 0) {
             GraphCapture.requireCapture(backend, devices[0], o.graphLaunches); // exit 2 before anything is made
@@ -105,6 +105,10 @@ final class PerfRunner {
             if (o.layout.split != null) {
                 job = comms;
                 comms = SplitComms.split(job, o.layout);
+                if (o.launch == null) {
+                    close(job); // a split communicator does not depend on its parent; only --from-env gathers over it
+                    job = null;
+                }
             }
             p.flex = new FlexCalls("FlexLink", comms);
             if (o.launch != null) {
