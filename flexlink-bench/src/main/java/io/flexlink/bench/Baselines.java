@@ -6,6 +6,7 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.PrimaryTransport;
+import io.flexlink.runtime.RankExchange;
 import java.util.Arrays;
 
 /**
@@ -41,10 +42,16 @@ final class Baselines implements AutoCloseable {
         CallTarget raw = null;
         CallTarget prim = null;
         String missing = null;
+        RankLayout layout = o.layout;
         try {
             if (streams instanceof CudaStreams) {
                 CudaStreams cuda = (CudaStreams) streams;
-                if (gather != null) {
+                if (layout.split != null) {
+                    // NCCL's communicators would need a split of their own (ncclCommSplit, or one
+                    // ncclCommInitAll per color), which this tool has not run on a GPU yet
+                    missing = "no raw NCCL baseline with " + layout.split.setting() + " (its communicators are not "
+                            + "split)";
+                } else if (gather != null) {
                     raw = NcclCalls.initRank(gather, o.firstRank(), o.worldSize(), devices[0], cuda);
                 } else if (Arrays.stream(devices).distinct().count() == devices.length) {
                     raw = NcclCalls.initAll(devices, cuda);
@@ -53,10 +60,7 @@ final class Baselines implements AutoCloseable {
                 }
             } else {
                 PrimaryTransport t = backend.primaryTransport();
-                PrimaryComm[] comms = gather != null
-                        ? new PrimaryComm[] {t.create(gather.exchange(), o.firstRank(), o.worldSize(), devices[0])}
-                        : t.createAll(devices);
-                raw = new PrimaryCalls(t, comms, backend);
+                raw = new PrimaryCalls(t, hostRings(t, o, devices, gather), backend);
             }
             if (flexHasPrimary) {
                 FlexLinkConfig primaryOnly = config.with(FlexLinkConfig.PATHS, "primary")
@@ -64,7 +68,7 @@ final class Baselines implements AutoCloseable {
                 Communicator[] comms = gather != null
                         ? new Communicator[] {FlexLink.initFromEnv(backend, primaryOnly, o.environment)}
                         : FlexLink.initAll(backend, primaryOnly, devices);
-                prim = new FlexCalls("FlexLink, primary path alone", comms);
+                prim = new FlexCalls("FlexLink, primary path alone", split(comms, layout));
             } else {
                 missing = (missing == null ? "" : missing + "; ") + "FlexLink has no primary path here (several "
                         + "ranks share a device or --paths leaves it out): no primary-only run";
@@ -74,6 +78,92 @@ final class Baselines implements AutoCloseable {
             closeQuietly(raw);
             closeQuietly(prim);
             throw e;
+        }
+    }
+
+    /**
+     * The host ring's communicators of the local ranks: one ring per sub-communicator with a split, each
+     * created over the members' part of the job's exchange (every process takes part in every round,
+     * and the rings of all colors are created at once, in the same rounds).
+     */
+    private static PrimaryComm[] hostRings(PrimaryTransport t, PerfOptions o, int[] devices, RankGather gather) {
+        RankLayout l = o.layout;
+        if (gather != null) {
+            int rank = o.firstRank();
+            return new PrimaryComm[] {t.create(members(gather.exchange(), l, rank), l.commRank(rank), l.commSize(),
+                    devices[0])};
+        }
+        if (l.split == null) {
+            return t.createAll(devices);
+        }
+        PrimaryComm[] comms = new PrimaryComm[devices.length];
+        try {
+            for (int r = 0; r < devices.length; r++) {
+                if (comms[r] != null) {
+                    continue; // made with its color's ring
+                }
+                int[] ranks = new int[l.commSize()];
+                for (int q = 0; q < devices.length; q++) {
+                    if (l.color(q) == l.color(r)) {
+                        ranks[l.commRank(q)] = q;
+                    }
+                }
+                int[] devs = new int[ranks.length];
+                for (int i = 0; i < ranks.length; i++) {
+                    devs[i] = devices[ranks[i]];
+                }
+                PrimaryComm[] ring = t.createAll(devs);
+                for (int i = 0; i < ranks.length; i++) {
+                    comms[ranks[i]] = ring[i];
+                }
+            }
+            return comms;
+        } catch (RuntimeException | Error e) {
+            for (PrimaryComm c : comms) {
+                if (c != null) {
+                    c.close();
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** The job's exchange seen by {@code rank}'s sub-communicator: its members' entries, by their rank there. */
+    private static RankExchange members(RankExchange job, RankLayout l, int rank) {
+        if (l.split == null) {
+            return job;
+        }
+        return new RankExchange() {
+            @Override
+            public byte[][] allGather(byte[] mine) {
+                byte[][] all = job.allGather(mine);
+                byte[][] out = new byte[l.commSize()][];
+                for (int q = 0; q < all.length; q++) {
+                    if (l.color(q) == l.color(rank)) {
+                        out[l.commRank(q)] = all[q];
+                    }
+                }
+                return out;
+            }
+
+            @Override
+            public boolean crossProcess() {
+                return job.crossProcess();
+            }
+        };
+    }
+
+    /** FlexLink's primary-only communicators, split as the run's are; the unsplit ones are closed after. */
+    private static Communicator[] split(Communicator[] comms, RankLayout layout) {
+        if (layout.split == null) {
+            return comms;
+        }
+        try {
+            return SplitComms.split(comms, layout);
+        } finally {
+            for (Communicator c : comms) {
+                c.close(); // a split communicator does not depend on its parent
+            }
         }
     }
 

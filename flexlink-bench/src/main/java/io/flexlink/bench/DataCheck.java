@@ -21,6 +21,10 @@ import java.util.stream.IntStream;
  * sendrecv, whose ranks each receive their own; transfers go through direct staging buffers of
  * {@link HostArray#CHUNK} bytes. Ranks that write nothing (the non-roots of reduce and gather) are not
  * compared.
+ *
+ * <p>With NCCL_TESTS_SPLIT each sub-communicator is checked as a collective of its own ranks (their ranks
+ * and size in it), on data of its own: the seed differs by color, so that an output that came from another
+ * sub-communicator's call is wrong too.
  */
 final class DataCheck {
     private static final int MAX_ERRORS = 5;
@@ -50,6 +54,8 @@ final class DataCheck {
     private int root;
     /** The rank whose expected output the reference holds (PER_RANK), -1 for a shared one, MIN_VALUE for none. */
     private int referenceOf = Integer.MIN_VALUE;
+    /** The seed the reference was computed with (its sub-communicator's). */
+    private long referenceSeed;
 
     DataCheck(Backend backend) {
         this.backend = backend;
@@ -71,15 +77,15 @@ final class DataCheck {
         this.seed = seed;
         this.count = call.shape.count;
         this.outElems = call.shape.recvElems;
-        this.ranks = ws.worldSize();
+        this.ranks = ws.commSize();
         this.root = Math.max(call.root, 0);
         this.referenceOf = Integer.MIN_VALUE;
         int sz = type.size();
         long inElems = call.shape.sendElems;
         int chunkElems = HostArray.CHUNK / sz;
-        for (int r = 0; r < ws.ranks(); r++) {
-            int g = ws.globalRank(r);
-            long refBase = referenceFor(g);
+        for (int r : byColor(ws)) {
+            int g = ws.commRank(r);
+            long refBase = referenceFor(g, seedOf(ws, r));
             for (long o = 0; o < outElems; o += chunkElems) {
                 int len = (int) Math.min(chunkElems, outElems - o);
                 stageA.clear();
@@ -92,13 +98,13 @@ final class DataCheck {
         ReduceOp dataOp = collective.dataOp(op);
         boolean preMulSum = collective.preMulSum(op);
         for (int r = 0; r < ws.ranks(); r++) {
-            int g = ws.globalRank(r);
+            int g = ws.commRank(r);
             if (!collective.reads(g, root)) {
                 continue; // only the root's send buffer is read (broadcast, scatter)
             }
             for (long o = 0; o < inElems; o += chunkElems) {
                 int len = (int) Math.min(chunkElems, inElems - o);
-                fillParallel(stageA, type, dataOp, preMulSum, seed, g, o, len);
+                fillParallel(stageA, type, dataOp, preMulSum, seedOf(ws, r), g, o, len);
                 stageA.clear().limit(len * sz);
                 backend.upload(ws.sendAddress(r) + o * sz, stageA);
             }
@@ -111,12 +117,12 @@ final class DataCheck {
         int sz = type.size();
         int chunkElems = HostArray.CHUNK / sz;
         long wrong = 0;
-        for (int r = 0; r < ws.ranks(); r++) {
-            int g = ws.globalRank(r);
+        for (int r : byColor(ws)) {
+            int g = ws.commRank(r);
             if (!collective.writes(g, root)) {
                 continue; // reduce and gather write the root's buffer only
             }
-            long refBase = referenceFor(g);
+            long refBase = referenceFor(g, seedOf(ws, r));
             for (long o = 0; o < outElems; o += chunkElems) {
                 int len = (int) Math.min(chunkElems, outElems - o);
                 stageA.clear().limit(len * sz);
@@ -126,7 +132,7 @@ final class DataCheck {
                 reference.read((refBase + o) * sz, stageB, len * sz);
                 stageB.flip();
                 if (!stageA.equals(stageB)) {
-                    wrong += countWrong(g, o, len);
+                    wrong += countWrong(ws.globalRank(r), o, len); // errors name the job's rank
                 }
             }
         }
@@ -149,11 +155,27 @@ final class DataCheck {
         return wrong;
     }
 
+    /** The seed of local rank {@code r}'s data: the check's, moved by its sub-communicator's color. */
+    private long seedOf(Workspace ws, int r) {
+        return seed + 0x9E3779B97F4A7C15L * ws.color(r);
+    }
+
+    /** The local ranks, those of one color together, so that a shared reference is computed once per color. */
+    private static int[] byColor(Workspace ws) {
+        return IntStream.range(0, ws.ranks()).boxed().sorted(java.util.Comparator.comparingInt(ws::color))
+                .mapToInt(Integer::intValue).toArray();
+    }
+
     /**
-     * Makes the reference hold global rank {@code g}'s expected output (computing it unless it does
-     * already) and returns the element of the reference where that output starts.
+     * Makes the reference hold communicator rank {@code g}'s expected output with data of {@code seed}
+     * (computing it unless it does already) and returns the element of the reference where that output
+     * starts.
      */
-    private long referenceFor(int g) {
+    private long referenceFor(int g, long seed) {
+        if (seed != referenceSeed) {
+            referenceOf = Integer.MIN_VALUE; // another sub-communicator's data
+            referenceSeed = seed;
+        }
         switch (collective.reference()) {
             case BLOCKS:
                 if (referenceOf != -1) {

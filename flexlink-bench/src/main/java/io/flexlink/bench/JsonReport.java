@@ -40,7 +40,8 @@ final class JsonReport {
         versions.addProperty("primary_transport", env.facts.primaryTransport);
         versions.add("backend_libraries", string(env.facts.topology == null ? null : env.facts.topology.libraryVersion()));
         doc.add("versions", versions);
-        doc.add("environment", environment(env));
+        doc.add("environment", environment(env, o.layout));
+        doc.add("split", split(o.layout));
         doc.add("topology", env.facts.json());
         // what vs, the gate and the plot compare: busbw, or algbw where busbw is 0 (one rank)
         doc.addProperty("vs_basis", basis.label());
@@ -56,7 +57,7 @@ final class JsonReport {
         }
         doc.add("results", results);
         JsonObject totals = new JsonObject();
-        totals.add("flexlink", totals(p.meter));
+        totals.add("flexlink", totals(p.meter, p.flex.communicators()));
         doc.add("path_totals", totals);
         JsonObject oob = new JsonObject();
         oob.addProperty("count", table.failedRuns());
@@ -95,7 +96,21 @@ final class JsonReport {
         return s == null ? JsonNull.INSTANCE : new JsonPrimitive(s);
     }
 
-    private static JsonObject environment(RunEnv env) {
+    /** NCCL_TESTS_SPLIT: the variable, the rule, and the sub-communicators' count and size; null without one. */
+    private static JsonElement split(RankLayout l) {
+        if (l.split == null) {
+            return JsonNull.INSTANCE;
+        }
+        JsonObject s = new JsonObject();
+        s.addProperty("variable", l.split.variable);
+        s.addProperty("value", l.split.text);
+        s.addProperty("rule", l.split.rule());
+        s.addProperty("communicators", l.groups());
+        s.addProperty("comm_size", l.commSize());
+        return s;
+    }
+
+    private static JsonObject environment(RunEnv env, RankLayout layout) {
         JsonObject e = new JsonObject();
         e.addProperty("backend", env.backend);
         e.addProperty("backend_note", env.backendNote);
@@ -109,6 +124,7 @@ final class JsonReport {
         for (int r = 0; r < env.devices.length; r++) {
             JsonObject d = new JsonObject();
             d.addProperty("rank", r);
+            d.addProperty("group", layout.color(r));
             d.addProperty("device", env.devices[r]);
             d.addProperty("backend", env.backend);
             io.flexlink.topo.GpuInfo g = env.facts.gpu(env.devices[r]);
@@ -233,12 +249,15 @@ final class JsonReport {
         row.add(key, o);
     }
 
-    private static JsonArray totals(ShareMeter meter) {
+    /** Per local rank: its communicator (the sub-communicator with a split) and what each path carried on it. */
+    private static JsonArray totals(ShareMeter meter, io.flexlink.Communicator[] comms) {
         JsonArray ranks = new JsonArray();
         List<List<CommStats.PathTotals>> perRank = meter.perRank();
         for (int r = 0; r < perRank.size(); r++) {
             JsonObject rank = new JsonObject();
             rank.addProperty("rank", r);
+            rank.addProperty("comm_rank", comms[r].rank());
+            rank.addProperty("comm_size", comms[r].size());
             JsonArray paths = new JsonArray();
             for (CommStats.PathTotals t : perRank.get(r)) {
                 JsonObject p = new JsonObject();

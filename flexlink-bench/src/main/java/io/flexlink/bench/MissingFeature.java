@@ -12,11 +12,7 @@ import io.flexlink.Result;
 enum MissingFeature {
     /** Seam: {@link Workspace} allocates every buffer once; registration would follow the allocation there. */
     BUFFER_REGISTRATION("-R", "buffer registration (ncclCommRegister, symmetric windows) is not in FlexLink's "
-            + "Communicator API yet; run without -R (or -R 0)"),
-    /** Seam: {@link PerfRunner}'s communicator creation, which would split by color ({@code Communicator.split}). */
-    COMM_SPLIT("NCCL_TESTS_SPLIT", "communicator splitting is not wired into flexlink-perf yet (FlexLink has "
-            + "Communicator.split and ncclCommSplit; the tool does not split its ranks by color); unset "
-            + "NCCL_TESTS_SPLIT and NCCL_TESTS_SPLIT_MASK");
+            + "Communicator API yet; run without -R (or -R 0)");
 
     private final String option;
     private final String message;

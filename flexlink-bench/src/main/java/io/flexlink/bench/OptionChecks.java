@@ -42,6 +42,7 @@ final class OptionChecks {
                     + "process is one rank, got -t " + o.threads + " -g " + o.ranksPerThread);
             o.launch = io.flexlink.bootstrap.LaunchEnv.parse(o.environment);
         }
+        split(o);
         require(o.iters >= 1, "-n: at least one iteration is needed, got " + o.iters);
         require(o.aggIters >= 1, "-m: at least one call per iteration is needed, got " + o.aggIters);
         require(o.warmup >= 0, "-w: must not be negative, got " + o.warmup);
@@ -81,9 +82,10 @@ final class OptionChecks {
         }
         validateRoot(o);
         if (o.collective.needsPowerOfTwoRanks()) {
-            int n = o.worldSize();
-            require(n > 0 && (n & (n - 1)) == 0, o.collective.testName() + ": " + n + " ranks is not a power of two "
-                    + "(its exchange pairs rank with rank ^ mask over log2(n) rounds); run it on 1, 2, 4, 8, ... ranks");
+            int n = o.commSize();
+            require(n > 0 && (n & (n - 1)) == 0, o.collective.testName() + ": " + n + " ranks" + perSplit(o)
+                    + " is not a power of two (its exchange pairs rank with rank ^ mask over log2(n) rounds); run it on "
+                    + "1, 2, 4, 8, ... ranks");
         }
         writable("--json", f.json);
         writable("--plot", f.plot);
@@ -91,17 +93,25 @@ final class OptionChecks {
 
     /** The root must be a rank of the communicator (--from-env learns its size from the environment). */
     private static void validateRoot(PerfOptions o) {
-        require(o.root >= -1 && o.root < o.worldSize(), "-r: root " + o.root + " is not a rank of " + o.worldSize()
-                + " (or all)");
+        require(o.root >= -1 && o.root < o.commSize(), "-r: root " + o.root + " is not a rank of " + o.commSize()
+                + perSplit(o) + " (or all)");
+    }
+
+    /** " per sub-communicator (NCCL_TESTS_SPLIT=...)" when the ranks are split, else nothing. */
+    private static String perSplit(PerfOptions o) {
+        return o.layout.split == null ? "" : " per sub-communicator (" + o.layout.split.setting() + ")";
+    }
+
+    /** NCCL_TESTS_SPLIT(_MASK): each rank's sub-communicator (the run's and the baselines' alike). */
+    private static void split(PerfOptions o) {
+        TestsSplit split = TestsSplit.fromEnvironment(o.environment);
+        o.layout = split == null ? RankLayout.whole(o.worldSize()) : RankLayout.split(split, o.worldSize());
     }
 
     private static void refuseMissing(PerfOptions o) {
         require(o.register >= 0 && o.register <= 2, "-R: must be 0, 1 (local) or 2 (symmetric), got " + o.register);
         if (o.register > 0) {
             throw MissingFeature.BUFFER_REGISTRATION.refusal();
-        }
-        if (o.environment.get("NCCL_TESTS_SPLIT") != null || o.environment.get("NCCL_TESTS_SPLIT_MASK") != null) {
-            throw MissingFeature.COMM_SPLIT.refusal();
         }
     }
 

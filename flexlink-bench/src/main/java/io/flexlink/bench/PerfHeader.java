@@ -8,7 +8,8 @@ import java.util.Locale;
  * The header, in nccl-tests 2.19's order and wording: the version line (FlexLink's, and the NCCL library
  * underneath as nccl-tests' {@code nccl-library=} code), the program, the {@code nThread ... unalign:}
  * line, the blocking and per-iteration notes; then FlexLink's own lines (backend, topology, paths,
- * baseline); then {@code # Using devices} with one line per rank.
+ * baseline, NCCL_TESTS_SPLIT); then {@code # Using devices} with one line per rank, its Group the color of its
+ * sub-communicator (0 without a split), as nccl-tests prints it.
  */
 final class PerfHeader {
     /** The nccl-tests release whose options and output flexlink-perf follows. */
@@ -50,20 +51,33 @@ final class PerfHeader {
         if (o.flex.baseline) {
             out.println("# Baseline: " + baselineNote(o, p));
         }
+        if (o.layout.split != null) {
+            out.println("# Split: " + splitNote(o.layout));
+        }
         out.println("#");
         out.println("# Using devices");
         for (int r = 0; r < env.devices.length; r++) {
             out.printf(Locale.ROOT, "#  Rank %2d Group %2d Pid %6d on %10s device %2d %s%n",
-                    r, 0, env.pid(r), env.host, env.devices[r], env.facts.deviceLabel(env.devices[r]));
+                    r, o.layout.color(r), env.pid(r), env.host, env.devices[r], env.facts.deviceLabel(env.devices[r]));
         }
         out.flush();
+    }
+
+    /** What NCCL_TESTS_SPLIT made of the job, and which columns are per sub-communicator (nccl-tests' README). */
+    static String splitNote(RankLayout l) {
+        TestsSplit s = l.split;
+        int n = l.commSize();
+        return String.format(Locale.ROOT, "%s (%s): %d sub-communicator%s of %d rank%s (Group = color), all running "
+                        + "each call at the same time; size, count, algbw and busbw are one sub-communicator's (n = %d), "
+                        + "time and #wrong are over all %d ranks", s.setting(), s.rule(), l.groups(),
+                l.groups() == 1 ? "" : "s", n, n == 1 ? "" : "s", n, l.worldSize());
     }
 
     private static String baselineNote(PerfOptions o, Sweep.RunParts p) {
         Baselines b = p.baselines;
         StringBuilder sb = new StringBuilder();
         if (b.raw != null) {
-            Row.Basis basis = Row.Basis.of(o.collective, o.worldSize());
+            Row.Basis basis = Row.Basis.of(o.collective, o.commSize());
             sb.append(b.raw.label()).append(" on the same buffers and streams, alternating with FlexLink out of "
                     + "place; vs = FlexLink ").append(basis.label()).append(" / baseline ").append(basis.label());
             if (b.primaryOnly != null) {

@@ -152,6 +152,9 @@ public final class PerfOptions {
     /** NCCL_TESTS_MIN_BW: the average busbw below 0.9 x which the run fails (exit 3), or NaN. */
     double minAverageBusBw = Double.NaN;
 
+    /** Each rank's communicator (NCCL_TESTS_SPLIT), set by {@link OptionChecks}. */
+    RankLayout layout;
+
     /** Ranks driven by this process: -t x -g. */
     int localRanks() {
         return threads * ranksPerThread;
@@ -165,6 +168,11 @@ public final class PerfOptions {
     /** The rank of this process's first rank (its only one with --from-env). */
     int firstRank() {
         return launch != null ? launch.rank : 0;
+    }
+
+    /** Ranks of the communicator each collective runs on: {@link #worldSize()}, or a sub-communicator's. */
+    int commSize() {
+        return layout.commSize();
     }
 
     /** Whether this process prints the table: always, but only rank 0 with --from-env. */
@@ -191,7 +199,7 @@ public final class PerfOptions {
             return List.of(root);
         }
         List<Integer> all = new ArrayList<>();
-        for (int r = 0; r < worldSize(); r++) {
+        for (int r = 0; r < commSize(); r++) {
             all.add(r);
         }
         return all;

@@ -13,7 +13,8 @@ import java.util.List;
 import java.util.ServiceLoader;
 
 /**
- * Sets a run up and tears it down: opens the backend, makes FlexLink's communicators, the workspace
+ * Sets a run up and tears it down: opens the backend, makes FlexLink's communicators (split by color with
+ * NCCL_TESTS_SPLIT; with --from-env the job's is kept for the processes' exchanges), the workspace
  * (buffers and streams), the baselines, the threads and the checker, prints the header, and hands the
  * rows to a {@link Sweep}. Returns the exit code. On any failure every communicator is aborted first,
  * which releases streams still blocked in a collective.
@@ -94,22 +95,33 @@ final class PerfRunner {
         Sweep.RunParts p = new Sweep.RunParts();
         p.progress = progress;
         DriverThreads threads = null;
+        Communicator[] job = null; // --from-env with a split: the job's communicator, which RankGather uses
         boolean ok = false;
         if (o.graphLaunches > 0) {
             GraphCapture.requireCapture(backend, devices[0], o.graphLaunches); // exit 2 before anything is made
         }
         try {
-            p.flex = new FlexCalls("FlexLink", communicators(backend, config, devices));
+            Communicator[] comms = communicators(backend, config, devices);
+            if (o.layout.split != null) {
+                job = comms;
+                comms = SplitComms.split(job, o.layout);
+                if (o.launch == null) {
+                    close(job); // a split communicator does not depend on its parent; only --from-env gathers over it
+                    job = null;
+                }
+            }
+            p.flex = new FlexCalls("FlexLink", comms);
             if (o.launch != null) {
                 // a launcher without a local rank: the device the node layout chose
-                devices = new int[] {p.flex.communicators()[0].device()};
-                p.gather = new RankGather(backend, p.flex.communicators()[0]);
+                devices = new int[] {comms[0].device()};
+                // the processes' exchanges (pids, times, wrong counts) span the job, as nccl-tests' MPI_COMM_WORLD
+                p.gather = new RankGather(backend, job != null ? job[0] : comms[0]);
             }
             p.env = runEnv(backend, config, note, devices, p.gather);
             p.env.backendDetail = detail;
             p.meter = new ShareMeter(p.flex.communicators());
             Workspace.StreamSource streams = streamSource(backend, n);
-            p.ws = new Workspace(backend, streams, devices, maxBytes, o.unalign, o.firstRank(), o.worldSize());
+            p.ws = new Workspace(backend, streams, devices, maxBytes, o.unalign, o.firstRank(), o.layout);
             if (o.flex.baseline) {
                 p.baselines = Baselines.open(o, backend, config, devices, streams, p.gather, p.meter.hasPrimary());
                 if (o.flex.gate != null && p.baselines.raw == null) {
@@ -129,6 +141,7 @@ final class PerfRunner {
                 if (p.flex != null) {
                     p.flex.abort();
                 }
+                abort(job);
                 p.baselines.abort();
                 if (p.ws != null) {
                     p.ws.abandon();
@@ -146,6 +159,31 @@ final class PerfRunner {
             }
             if (p.flex != null) {
                 p.flex.close();
+            }
+            close(job);
+        }
+    }
+
+    private static void abort(Communicator[] comms) {
+        if (comms != null) {
+            for (Communicator c : comms) {
+                try {
+                    c.abort();
+                } catch (RuntimeException e) {
+                    // best effort: the run already failed
+                }
+            }
+        }
+    }
+
+    private static void close(Communicator[] comms) {
+        if (comms != null) {
+            for (Communicator c : comms) {
+                try {
+                    c.close();
+                } catch (RuntimeException e) {
+                    // best effort
+                }
             }
         }
     }

@@ -59,8 +59,8 @@ abstract class RankCalls implements CallTarget {
                 long send = c.ws.send(r, iter);
                 long recv = c.ws.recv(r, iter);
                 if (c.collective == PerfCollective.SENDRECV) {
-                    int n = c.ws.worldSize();
-                    int g = c.ws.globalRank(r);
+                    int n = c.ws.commSize();
+                    int g = c.ws.commRank(r);
                     long bytes = c.shape.count * c.shape.typeSize;
                     PeerOps p = ops[r];
                     p.clear();
@@ -79,10 +79,10 @@ abstract class RankCalls implements CallTarget {
     }
 
     private void hypercube(CallSpec c, int from, int to, int iter) {
-        int n = c.ws.worldSize();
+        int n = c.ws.commSize();
         long block = c.shape.count * c.shape.typeSize;
         for (int r = from; r < to; r++) {
-            long own = c.ws.recv(r, iter) + c.ws.globalRank(r) * block;
+            long own = c.ws.recv(r, iter) + c.ws.commRank(r) * block;
             long send = c.ws.send(r, iter);
             if (own != send && block > 0) {
                 c.ws.stream(r).copy(own, send, block);
@@ -95,7 +95,7 @@ abstract class RankCalls implements CallTarget {
             }
             try {
                 for (int r = from; r < to; r++) {
-                    int g = c.ws.globalRank(r);
+                    int g = c.ws.commRank(r);
                     long recv = c.ws.recv(r, iter);
                     int mine = g & ~(mask - 1);
                     int theirs = mine ^ mask;

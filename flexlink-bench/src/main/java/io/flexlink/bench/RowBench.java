@@ -180,7 +180,7 @@ final class RowBench {
 
     /** A timed run's columns: time, algbw and busbw as nccl-tests computes them, and -I's statistics. */
     Row.Run run(CallSpec call, Measured m, long wrong) {
-        int n = ws.worldSize();
+        int n = ws.commSize(); // nccl-tests' getBw gets the size of the (sub-)communicator
         double sec = m.seconds;
         double algBw = sec > 0 ? (double) call.shape.count * call.shape.typeSize * call.collective.algMultiplier(n)
                 / 1e9 / sec : 0;

@@ -47,7 +47,7 @@ final class Sweep {
         this.err = err;
         this.p = p;
         this.bench = bench;
-        this.basis = Row.Basis.of(o.collective, o.worldSize());
+        this.basis = Row.Basis.of(o.collective, o.commSize());
     }
 
     int run(List<Long> sizes) throws IOException {
@@ -110,7 +110,7 @@ final class Sweep {
             return;
         }
         for (long size : SizeSweep.warmSizes(o.minBytes, o.maxBytes)) {
-            CallSpec call = new CallSpec(o.collective, o.collective.shape(size, type, o.worldSize()), type, op, root, p.ws);
+            CallSpec call = new CallSpec(o.collective, o.collective.shape(size, type, o.commSize()), type, op, root, p.ws);
             bench.warm(p.flex, call, o.warmup);
             if (p.baselines.raw != null) {
                 bench.warm(p.baselines.raw, call, o.warmup);
@@ -122,7 +122,7 @@ final class Sweep {
     }
 
     private Row row(DataType type, PerfOp op, int root, long size, long index) {
-        PerfCollective.Shape s = o.collective.shape(size, type, o.worldSize());
+        PerfCollective.Shape s = o.collective.shape(size, type, o.commSize());
         CallSpec call = new CallSpec(o.collective, s, type, op, root, p.ws);
         Row row = new Row(s.bytes, s.count, type, o.collective.printsOp() ? op : null, root);
         row.noOpName = o.collective.noOpName();
@@ -171,7 +171,7 @@ final class Sweep {
             return; // sendrecv, hypercube: sends and receives use AlltoAll's shares, and the balancer times none
         }
         Communicator first = p.flex.communicators()[0];
-        long bytes = call.shape.count * call.shape.typeSize * call.collective.algMultiplier(o.worldSize());
+        long bytes = call.shape.count * call.shape.typeSize * call.collective.algMultiplier(o.commSize());
         String label = SizeBuckets.label(SizeBuckets.channel(call.collective.collective(), bytes));
         p.ws.layout(call.shape, false);
         String last = null;

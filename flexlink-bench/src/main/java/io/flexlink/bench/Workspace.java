@@ -42,25 +42,26 @@ final class Workspace implements AutoCloseable {
     private final List<List<RuntimeEvent>> events = new ArrayList<>();
     private final long[] sendBase;
     private final long[] recvBase;
-    /** The communicator rank of local rank 0, and the communicator's size (other processes hold the rest). */
+    /** The job rank of local rank 0 (other processes hold the rest), and each job rank's communicator. */
     private final int firstRank;
-    private final int worldSize;
+    private final RankLayout layout;
     private long stepBytes;
     private long steps = 1;
 
     /**
-     * Local rank {@code i} is rank {@code firstRank + i} of a {@code worldSize}-rank communicator, on
-     * {@code devices[i]}; buffers hold {@code maxBytes} plus {@code unalign} elements of the largest type.
+     * Local rank {@code i} is rank {@code firstRank + i} of the job, which calls the communicator
+     * {@code layout} gives it, on {@code devices[i]}; buffers hold {@code maxBytes} plus {@code unalign}
+     * elements of the largest type.
      */
     Workspace(Backend backend, StreamSource streamSource, int[] devices, long maxBytes, int unalign, int firstRank,
-              int worldSize) {
+              RankLayout layout) {
         this.backend = backend;
         this.streamSource = streamSource;
         this.devices = devices.clone();
         this.maxBytes = maxBytes;
         this.unalign = unalign;
         this.firstRank = firstRank;
-        this.worldSize = worldSize;
+        this.layout = layout;
         this.ranks = devices.length;
         streams = new RuntimeStream[ranks];
         send = new DeviceMemory[ranks];
@@ -93,14 +94,24 @@ final class Workspace implements AutoCloseable {
         return devices[local];
     }
 
-    /** The communicator rank of local rank {@code local}. */
+    /** The job rank of local rank {@code local}. */
     int globalRank(int local) {
         return firstRank + local;
     }
 
-    /** Ranks of the communicator, in every process. */
-    int worldSize() {
-        return worldSize;
+    /** The rank of local rank {@code local} in the communicator its collectives run on. */
+    int commRank(int local) {
+        return layout.commRank(globalRank(local));
+    }
+
+    /** The color of local rank {@code local}'s communicator (0 without NCCL_TESTS_SPLIT). */
+    int color(int local) {
+        return layout.color(globalRank(local));
+    }
+
+    /** Ranks of the communicator each collective runs on (every process's, or one sub-communicator's). */
+    int commSize() {
+        return layout.commSize();
     }
 
     Backend backend() {
@@ -123,8 +134,8 @@ final class Workspace implements AutoCloseable {
                 sendBase[r] = send[r].address() + skew;
                 recvBase[r] = rb;
             } else {
-                sendBase[r] = rb + globalRank(r) * s.sendInPlace * s.typeSize;
-                recvBase[r] = rb + globalRank(r) * s.recvInPlace * s.typeSize;
+                sendBase[r] = rb + commRank(r) * s.sendInPlace * s.typeSize;
+                recvBase[r] = rb + commRank(r) * s.recvInPlace * s.typeSize;
             }
         }
         stepBytes = s.bytes;

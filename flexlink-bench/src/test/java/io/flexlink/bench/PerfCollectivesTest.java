@@ -232,7 +232,8 @@ class PerfCollectivesTest {
         int ranks = 4;
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "host").build();
         try (HostBackend backend = new HostBackend(config)) {
-            try (Workspace ws = new Workspace(backend, streams(backend), new int[] {0, 1, 2, 3}, 40000, 0, 0, ranks)) {
+            try (Workspace ws = new Workspace(backend, streams(backend), new int[] {0, 1, 2, 3}, 40000, 0, 0,
+                    RankLayout.whole(ranks))) {
                 for (DataType t : new DataType[] {DataType.INT8, DataType.FLOAT16, DataType.FLOAT64}) {
                     PerfCollective.Shape s = c.shape(39999, t, ranks);
                     CallSpec call = new CallSpec(c, s, t, PerfOp.SUM, 2, ws);
@@ -336,7 +337,8 @@ class PerfCollectivesTest {
     void bandwidthsAreNcclTestsGetBw() {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "host").build();
         try (HostBackend backend = new HostBackend(config);
-             Workspace ws = new Workspace(backend, streams(backend), new int[] {0, 1, 2, 3}, 4096, 0, 0, 4);
+             Workspace ws = new Workspace(backend, streams(backend), new int[] {0, 1, 2, 3}, 4096, 0, 0,
+                     RankLayout.whole(4));
              DriverThreads threads = new DriverThreads(1, 4, null)) {
             PerfOptions o = new PerfOptions();
             RowBench bench = new RowBench(o, ws, threads, new StreamWait(ws, 0), null, new DataCheck(backend), null,

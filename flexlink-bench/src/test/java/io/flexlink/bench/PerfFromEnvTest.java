@@ -104,6 +104,52 @@ class PerfFromEnvTest {
         }
     }
 
+    /**
+     * NCCL_TESTS_SPLIT with one process per rank, nccl-tests' own setting (its color is the MPI rank's): each
+     * process splits its rank off into its color's sub-communicator (and its baselines' ranks alike); rank
+     * 0's table has every rank's Group.
+     */
+    @Test
+    void theSplitWorksWithOneProcessPerRank() throws Exception {
+        int port = freePort();
+        String[] args = {"all_gather", "-b", "4K", "-e", "16K", "-f", "4", "-n", "2", "-c", "1", "--backend", "host",
+            "--from-env", "--baseline"};
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        List<Future<Integer>> codes = new ArrayList<>();
+        List<ByteArrayOutputStream> outs = new ArrayList<>();
+        List<ByteArrayOutputStream> errs = new ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            outs.add(out);
+            errs.add(err);
+            Map<String, String> e = env(r, 4, port);
+            e.put("NCCL_TESTS_SPLIT", "MOD 2");
+            codes.add(pool.submit(() -> PerfMain.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8), e)));
+        }
+        for (int r = 0; r < 4; r++) {
+            assertEquals(PerfMain.EXIT_OK, codes.get(r).get(120, TimeUnit.SECONDS), "rank " + r + ": "
+                    + errs.get(r).toString(StandardCharsets.UTF_8) + outs.get(0).toString(StandardCharsets.UTF_8));
+        }
+        pool.shutdown();
+        String table = outs.get(0).toString(StandardCharsets.UTF_8);
+        assertTrue(table.contains("# Split: NCCL_TESTS_SPLIT=MOD 2 (color = rank % 2): 2 sub-communicators of 2 ranks"),
+                table);
+        for (int r = 0; r < 4; r++) {
+            assertTrue(table.contains("#  Rank  " + r + " Group  " + (r % 2) + " Pid"), "rank " + r + ": " + table);
+        }
+        List<String> rows = table.lines().filter(l -> l.matches("^\\s+\\d+\\s+\\d+\\s+float\\s.*")).toList();
+        assertEquals(2, rows.size(), table);
+        assertEquals("512", rows.get(0).trim().split("\\s+")[1], "4 KiB / 4 B / 2 ranks per sub-communicator: " + table);
+        assertTrue(table.contains("# Baseline: host ring, called directly"), table);
+        for (String row : rows) {
+            String[] f = row.trim().split("\\s+");
+            assertTrue(Double.parseDouble(f[f.length - 2]) > 0 && Double.parseDouble(f[f.length - 1]) > 0, row); // vs, prim
+        }
+        assertTrue(table.contains("# Out of bounds values : 0 OK"), table);
+    }
+
     @Test
     void usageMistakesOfFromEnvAreExitCodeTwo() {
         ByteArrayOutputStream err = new ByteArrayOutputStream();

@@ -115,7 +115,7 @@ class PerfGraphsTest {
         for (int r = 0; r < ranks; r++) {
             devices[r] = r;
         }
-        return new Workspace(backend, streams, devices, 4096, 0, 0, ranks);
+        return new Workspace(backend, streams, devices, 4096, 0, 0, RankLayout.whole(ranks));
     }
 
     private static HostBackend host() {
@@ -189,7 +189,7 @@ class PerfGraphsTest {
                 public void close() {
                 }
             };
-            try (Workspace ws = new Workspace(backend, slow, new int[] {0}, 4096, 0, 0, 1)) {
+            try (Workspace ws = new Workspace(backend, slow, new int[] {0}, 4096, 0, 0, RankLayout.whole(1))) {
                 PerfOptions o = new PerfOptions();
                 o.aggIters = 1;
                 o.graphLaunches = 5;

@@ -58,6 +58,35 @@ class PerfMultiNodeTest {
     }
 
     /**
+     * NCCL_TESTS_SPLIT on two nodes: MOD 2 pairs rank 0 with rank 2 and rank 1 with rank 3, so each
+     * sub-communicator spans both nodes (nccl-tests' "AND 0x7 on 8 GPUs per node": inter-node only).
+     */
+    @Test
+    void theSplitsSubCommunicatorsSpanTheNodes() throws Exception {
+        Map<String, String> env = Map.of("FLEXLINK_TUNING_CACHE", "off", "FLEXLINK_INIT_TIMEOUT", "60s",
+                "NCCL_TESTS_SPLIT", "MOD 2");
+        List<String> args = List.of("all_gather", "-b", "4K", "-e", "64K", "-f", "16", "-n", "2", "-w", "1", "-c", "1",
+                "--from-env", "--backend", "host", "-d", "float");
+        Path dir = logs.resolve("split");
+        java.nio.file.Files.createDirectories(dir);
+        try (ProcessJob job = new ProcessJob(4, PerfMain.class.getName(), args, env, twoByTwo(), null, dir)) {
+            for (int r = 0; r < 4; r++) {
+                assertEquals(PerfMain.EXIT_OK, job.awaitExit(r, 120), "rank " + r + job.describe());
+            }
+            String table = String.join("\n", job.output(0));
+            assertTrue(table.contains("# Split: NCCL_TESTS_SPLIT=MOD 2 (color = rank % 2): 2 sub-communicators of 2 "
+                    + "ranks"), table);
+            for (int r = 0; r < 4; r++) {
+                assertTrue(table.contains("#  Rank  " + r + " Group  " + (r % 2) + " Pid"), table);
+            }
+            List<String> rows = table.lines().filter(l -> l.matches("^\\s+\\d+\\s+\\d+\\s+float\\s.*")).toList();
+            assertEquals(2, rows.size(), table);
+            assertEquals("512", rows.get(0).trim().split("\\s+")[1], "count per rank of a 2-rank all_gather: " + table);
+            assertTrue(table.contains("# Out of bounds values : 0 OK"), table);
+        }
+    }
+
+    /**
      * sendrecv's ring crosses nodes (rank 1 sends to rank 2 of the other node), which a multi-node
      * communicator refuses at the call: every process exits promptly (the refusal, or the abort of a rank
      * that was refused), none hangs.

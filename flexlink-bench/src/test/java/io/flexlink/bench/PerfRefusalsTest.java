@@ -42,7 +42,7 @@ class PerfRefusalsTest {
     }
 
     /** Exit 2, one line starting with the tool's name and containing {@code says}, and nothing run. */
-    private static void refused(PerfMainTest.Outcome o, String says) {
+    static void refused(PerfMainTest.Outcome o, String says) {
         assertEquals(PerfMain.EXIT_USAGE, o.code, o::toString);
         assertEquals(1, o.errLines().size(), o::toString);
         assertTrue(o.errLines().get(0).startsWith("flexlink-perf: "), o::toString);
@@ -84,10 +84,6 @@ class PerfRefusalsTest {
         }
         refused(perf("all_reduce -b 1K -e 1K --backend host -R 1"), "-R: buffer registration");
         refused(perf("all_reduce -b 1K -e 1K --backend host -R 2"), "-R: buffer registration");
-        refused(perf(Map.of("NCCL_TESTS_SPLIT", "AND 0x1"), args("all_reduce -b 1K -e 1K --backend host")),
-                "NCCL_TESTS_SPLIT: communicator splitting");
-        refused(perf(Map.of("NCCL_TESTS_SPLIT_MASK", "0x7"), args("all_reduce -b 1K -e 1K --backend host")),
-                "NCCL_TESTS_SPLIT: communicator splitting");
         refused(perf("all_reduce -b 1K -e 1K --backend host -R 3"), "-R: must be 0, 1 (local) or 2 (symmetric)");
         refused(perf("all_reduce -b 1K -e 1K --backend host -G -1"), "-G: must not be negative");
     }

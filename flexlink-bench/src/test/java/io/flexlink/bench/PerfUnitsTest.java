@@ -140,7 +140,7 @@ class PerfUnitsTest {
                 public void close() {
                 }
             };
-            try (Workspace ws = new Workspace(backend, streams, new int[] {0, 1}, 4096, 0, 0, 2);
+            try (Workspace ws = new Workspace(backend, streams, new int[] {0, 1}, 4096, 0, 0, RankLayout.whole(2));
                  DriverThreads threads = new DriverThreads(1, 2, null)) {
                 PerfOptions o = new PerfOptions();
                 o.aggIters = 3;
