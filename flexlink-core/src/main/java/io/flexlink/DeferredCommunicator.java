@@ -186,6 +186,21 @@ final class DeferredCommunicator implements Communicator {
     }
 
     @Override
+    public java.util.Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
+        return target().shrink(excluded, abortFirst);
+    }
+
+    @Override
+    public void finalizeComm() {
+        target().finalizeComm();
+    }
+
+    @Override
+    public void revoke() {
+        target().revoke();
+    }
+
+    @Override
     public Result getAsyncError() {
         Communicator c = real;
         if (c != null) {

@@ -8,6 +8,8 @@ import io.flexlink.bootstrap.TcpRendezvous;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.launch.Groups;
 import io.flexlink.runtime.RankExchange;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.Optional;
 
 /**
@@ -16,7 +18,9 @@ import java.util.Optional;
  * the child is created over that rendezvous exactly as {@code initRank} creates a communicator — so it is
  * a full communicator whose staging, paths and balancer belong to its ranks alone, and which shares
  * nothing with the parent once it exists. Two rounds of the parent's exchange per split, then the
- * child's own creation rounds among its members only.
+ * child's own creation rounds among its members only. A shrink is a split with one color for the ranks kept,
+ * after one more round that checks every rank passed the same list. The splitter holds the parent's exchange
+ * for the parent's life ({@link #closeParent}), so that a split can follow an abort or a revoke.
  */
 public final class CommSplitter {
     /** Creates this rank's child over {@code exchange} (which the child then owns and closes). */
@@ -35,6 +39,65 @@ public final class CommSplitter {
         this.rank = rank;
         this.config = config;
         this.maker = maker;
+    }
+
+    /**
+     * One rank's part of {@code Communicator.shrink}: every rank of the parent calls it with the same ranks to
+     * leave out (in any order); those get no child, the others one of their own, ranked as here. Bad lists are
+     * refused before any round, or (different lists) after the first one, on every rank alike.
+     */
+    public synchronized Optional<Communicator> shrink(int[] excluded, int size) {
+        int[] sorted = checkExcluded(excluded, size);
+        if (Groups.active()) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "shrink: rank " + rank + " is inside a group "
+                    + "(FlexLink.groupStart); shrink outside groups, from one thread per rank");
+        }
+        ByteBuffer mine = ByteBuffer.allocate(4 * sorted.length);
+        for (int r : sorted) {
+            mine.putInt(r);
+        }
+        byte[][] all = parent.allGather(mine.array());
+        for (int r = 0; r < all.length; r++) {
+            if (!Arrays.equals(all[r], mine.array())) {
+                int[] theirs = new int[all[r].length / 4];
+                ByteBuffer.wrap(all[r]).asIntBuffer().get(theirs);
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: rank " + r + " passed "
+                        + Arrays.toString(theirs) + ", rank " + rank + " " + Arrays.toString(sorted)
+                        + "; every rank must exclude the same ranks");
+            }
+        }
+        boolean out = Arrays.binarySearch(sorted, rank) >= 0;
+        // the key is the parent rank: the kept ranks stay in their order, the gaps closed (NCCL's shrink)
+        return split(out ? Subgroups.NO_COLOR : 0, rank);
+    }
+
+    /** {@code excluded} sorted, or INVALID_ARGUMENT naming it: NCCL's checks (a list, not empty) and ranges. */
+    public static int[] checkExcluded(int[] excluded, int size) {
+        if (excluded == null || excluded.length == 0) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: " + (excluded == null ? "null"
+                    : "empty") + "; name at least one rank to leave out (split makes a copy of every rank)");
+        }
+        int[] sorted = excluded.clone();
+        Arrays.sort(sorted);
+        for (int i = 0; i < sorted.length; i++) {
+            if (sorted[i] < 0 || sorted[i] >= size) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: rank " + sorted[i] + " is not in [0, "
+                        + size + ")");
+            }
+            if (i > 0 && sorted[i] == sorted[i - 1]) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: rank " + sorted[i] + " twice");
+            }
+        }
+        if (sorted.length == size) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: every rank of " + size
+                    + "; a shrink keeps at least one");
+        }
+        return sorted;
+    }
+
+    /** Closes the parent's exchange (a goodbye to its ranks): the parent's close(). */
+    public void closeParent() {
+        parent.close();
     }
 
     /**

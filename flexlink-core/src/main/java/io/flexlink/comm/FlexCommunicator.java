@@ -98,11 +98,6 @@ public final class FlexCommunicator extends CollectiveApi {
         life.start();
     }
 
-    /** The paths in use, primary first (absent when off). */
-    List<String> pathNames() {
-        return counters.names();
-    }
-
     // ---- validate, then record into the group (a group of one outside a group) ----
 
     @Override
@@ -115,13 +110,30 @@ public final class FlexCommunicator extends CollectiveApi {
     /** Checked under the lock like a call, then split outside it: the split waits for the other ranks. */
     @Override
     public Optional<Communicator> split(int color, int key) {
-        lock.lock();
-        try {
-            life.checkUsable();
-        } finally {
-            lock.unlock();
-        }
+        life.checkSplittable();
         return splitter.split(color, key);
+    }
+
+    /** A split with one color for the ranks kept ({@link CommSplitter#shrink}); allowed after a revoke too. */
+    @Override
+    public Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
+        life.checkNotClosed();
+        CommSplitter.checkExcluded(excluded, size); // before the revoke: a refused call changes nothing
+        if (abortFirst && !life.revoked()) {
+            life.revoke(); // NCCL_SHRINK_ABORT (also after an error); stopped staging cannot restart: it stays revoked
+        }
+        life.checkSplittable();
+        return splitter.shrink(excluded, size);
+    }
+
+    @Override
+    public void finalizeComm() {
+        life.finalizeComm(Groups.active());
+    }
+
+    @Override
+    public void revoke() {
+        life.revoke();
     }
 
     @Override
@@ -333,7 +345,8 @@ public final class FlexCommunicator extends CollectiveApi {
     /** The first asynchronous error (polled now if the communicator's lock is free); never blocks. */
     @Override
     public Result getAsyncError() {
-        return CommHealth.result(health.poll(), life.aborted());
+        Result revoked = life.revokedResult();
+        return revoked != null ? revoked : CommHealth.result(health.poll(), life.aborted());
     }
 
     @Override
@@ -372,6 +385,7 @@ public final class FlexCommunicator extends CollectiveApi {
     @Override
     public void close() {
         life.close();
+        splitter.closeParent(); // the ranks' rendezvous outlives an abort or a revoke: a split may follow those
     }
 
     /** Moves this communicator to another watchdog (tests: one with a manual clock). */

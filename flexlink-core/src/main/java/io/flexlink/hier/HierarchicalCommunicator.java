@@ -61,6 +61,7 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     private RuntimeStream lastStream;
     private volatile boolean closed;
     private volatile boolean aborted;
+    private final HierEnds ends = new HierEnds();
     private volatile FlexLinkException error;
     private boolean released;
     private volatile boolean freed;
@@ -109,10 +110,51 @@ public final class HierarchicalCommunicator extends CollectiveApi {
         return splitter.split(color, key);
     }
 
+    /** Over the job's rendezvous; not after stopping the work, which ends that rendezvous ({@link #release}). */
+    @Override
+    public Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
+        CommSplitter.checkExcluded(excluded, size);
+        checkUsable();
+        if (abortFirst) {
+            throw new FlexLinkException(Result.INVALID_USAGE, who() + ": shrink with abortFirst on a multi-node "
+                    + "communicator: stopping its work ends the job's rendezvous that a shrink needs");
+        }
+        return splitter.shrink(excluded, size);
+    }
+
+    /** Waits for this rank's work as close() does, then finalizes the node's communicator; only close() is left. */
+    @Override
+    public void finalizeComm() {
+        ends.begin(HierEnds.FINALIZED, closed, this::checkUsable, who());
+        lock.lock();
+        try {
+            drainLastCall();
+            Result r = getAsyncError();
+            if (r != Result.SUCCESS) {
+                throw new FlexLinkException(r, who() + ": finalizeComm: " + (error == null ? "aborted" : error.getMessage()));
+            }
+            if (h.intra != null) {
+                h.intra.finalizeComm();
+            }
+            freeWhenDrained(DRAIN_NANOS);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Stops the work as abort() does (which ends the job's rendezvous: no split or shrink can follow here). */
+    @Override
+    public void revoke() {
+        ends.begin(HierEnds.REVOKED, closed, null, who());
+        release("rank " + h.rank + " revoked the communicator");
+        freeWhenDrained(DRAIN_NANOS);
+    }
+
     private void checkUsable() {
         if (closed) {
             throw new FlexLinkException(Result.INVALID_USAGE, who() + ": the communicator is closed");
         }
+        ends.check(who());
         FlexLinkException e = error;
         if (e != null) {
             throw new FlexLinkException(e.result(), who() + ": " + e.getMessage(), e);
@@ -190,6 +232,10 @@ public final class HierarchicalCommunicator extends CollectiveApi {
 
     @Override
     public Result getAsyncError() {
+        Result revoked = ends.revokedResult(freed);
+        if (revoked != null) {
+            return revoked;
+        }
         FlexLinkException e = error;
         if (e != null) {
             return e.result();
@@ -272,12 +318,7 @@ public final class HierarchicalCommunicator extends CollectiveApi {
         }
         lock.lock();
         try {
-            while (!released && lastStream != null && !lastDone.isComplete()) {
-                if (getAsyncError() != Result.SUCCESS) {
-                    break;
-                }
-                LockSupport.parkNanos(200_000);
-            }
+            drainLastCall();
             if (h.intra != null) {
                 h.intra.close();
             }
@@ -288,6 +329,16 @@ public final class HierarchicalCommunicator extends CollectiveApi {
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Under the lock: waits until the last call left its stream, giving up when an error ends it. */
+    private void drainLastCall() {
+        while (!released && lastStream != null && !lastDone.isComplete()) {
+            if (getAsyncError() != Result.SUCCESS) {
+                break;
+            }
+            LockSupport.parkNanos(200_000);
         }
     }
 

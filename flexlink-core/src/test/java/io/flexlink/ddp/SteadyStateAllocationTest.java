@@ -206,6 +206,19 @@ class SteadyStateAllocationTest {
         }
 
         @Override
+        public java.util.Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in does not shrink");
+        }
+
+        @Override
+        public void finalizeComm() {
+        }
+
+        @Override
+        public void revoke() {
+        }
+
+        @Override
         public int rank() {
             return 0;
         }
