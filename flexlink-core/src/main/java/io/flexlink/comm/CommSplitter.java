@@ -8,6 +8,7 @@ import io.flexlink.bootstrap.TcpRendezvous;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.launch.Groups;
 import io.flexlink.runtime.RankExchange;
+import io.flexlink.validate.Validator;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Optional;
@@ -47,7 +48,7 @@ public final class CommSplitter {
      * refused before any round, or (different lists) after the first one, on every rank alike.
      */
     public synchronized Optional<Communicator> shrink(int[] excluded, int size) {
-        int[] sorted = checkExcluded(excluded, size);
+        int[] sorted = Validator.checkExcluded(excluded, size);
         if (Groups.active()) {
             throw new FlexLinkException(Result.INVALID_USAGE, "shrink: rank " + rank + " is inside a group "
                     + "(FlexLink.groupStart); shrink outside groups, from one thread per rank");
@@ -69,30 +70,6 @@ public final class CommSplitter {
         boolean out = Arrays.binarySearch(sorted, rank) >= 0;
         // the key is the parent rank: the kept ranks stay in their order, the gaps closed (NCCL's shrink)
         return split(out ? Subgroups.NO_COLOR : 0, rank);
-    }
-
-    /** {@code excluded} sorted, or INVALID_ARGUMENT naming it: NCCL's checks (a list, not empty) and ranges. */
-    public static int[] checkExcluded(int[] excluded, int size) {
-        if (excluded == null || excluded.length == 0) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: " + (excluded == null ? "null"
-                    : "empty") + "; name at least one rank to leave out (split makes a copy of every rank)");
-        }
-        int[] sorted = excluded.clone();
-        Arrays.sort(sorted);
-        for (int i = 0; i < sorted.length; i++) {
-            if (sorted[i] < 0 || sorted[i] >= size) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: rank " + sorted[i] + " is not in [0, "
-                        + size + ")");
-            }
-            if (i > 0 && sorted[i] == sorted[i - 1]) {
-                throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: rank " + sorted[i] + " twice");
-            }
-        }
-        if (sorted.length == size) {
-            throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: every rank of " + size
-                    + "; a shrink keeps at least one");
-        }
-        return sorted;
     }
 
     /** Closes the parent's exchange (a goodbye to its ranks): the parent's close(). */

@@ -118,7 +118,7 @@ public final class FlexCommunicator extends CollectiveApi {
     @Override
     public Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
         life.checkNotClosed();
-        CommSplitter.checkExcluded(excluded, size); // before the revoke: a refused call changes nothing
+        Validator.checkExcluded(excluded, size); // before the revoke: a refused call changes nothing
         if (abortFirst && !life.revoked()) {
             life.revoke(); // NCCL_SHRINK_ABORT (also after an error); stopped staging cannot restart: it stays revoked
         }

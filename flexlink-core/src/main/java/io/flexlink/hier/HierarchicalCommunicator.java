@@ -113,7 +113,7 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     /** Over the job's rendezvous; not after stopping the work, which ends that rendezvous ({@link #release}). */
     @Override
     public Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
-        CommSplitter.checkExcluded(excluded, size);
+        Validator.checkExcluded(excluded, size);
         checkUsable();
         if (abortFirst) {
             throw new FlexLinkException(Result.INVALID_USAGE, who() + ": shrink with abortFirst on a multi-node "

@@ -40,8 +40,8 @@ final class FacadeCalls {
         int entry = -1;
         try {
             entry = Devices.refresh();
-            DataType t = FlexNccl.type(datatype);
-            ReduceOp o = which.reduces() ? FlexNccl.op(op) : ReduceOp.SUM;
+            DataType t = DataType.fromCode(datatype);
+            ReduceOp o = which.reduces() ? ReduceOp.fromCode(op) : ReduceOp.SUM;
             CudaStream s = c.stream(stream);
             long send = NcclFacade.address(sendbuff);
             long recv = NcclFacade.address(recvbuff);
@@ -84,6 +84,10 @@ final class FacadeCalls {
         }
         switch (what) {
             case 0: {
+                int ending = FacadeEnds.state(c); // a background finalize or revoke, or a failed one
+                if (ending >= 0) {
+                    return ending;
+                }
                 int code = c.comm.getAsyncError().code();
                 if (code == Result.SUCCESS.code() && c.nccl != null) {
                     int[] t = SCRATCH_INT.get();

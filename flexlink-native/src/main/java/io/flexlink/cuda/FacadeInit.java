@@ -26,7 +26,7 @@ final class FacadeInit {
             return ncclInvalidArgument;
         }
         byte[] id = new byte[NCCL_UNIQUE_ID_BYTES];
-        UNSAFE.copyMemory(null, FlexNccl.idAddress(commId), id, UNSAFE.arrayBaseOffset(byte[].class), NCCL_UNIQUE_ID_BYTES);
+        UNSAFE.copyMemory(null, FacadeInfo.idAddress(commId), id, UNSAFE.arrayBaseOffset(byte[].class), NCCL_UNIQUE_ID_BYTES);
         return FacadeCreation.CUDA.initRank(handle, nranks, id, rank, options);
     }
 
@@ -80,10 +80,10 @@ final class FacadeInit {
         String call = abort ? "ncclCommAbort" : "ncclCommDestroy";
         try {
             if (abort) {
-                c.comm.abort();
-            } else {
-                c.comm.close();
+                c.comm.abort(); // releases a background finalize's drain, so that the wait below is short
             }
+            FacadeEnds.awaitEnder(c);
+            c.comm.close();
             return ncclSuccess;
         } catch (FlexLinkException e) {
             return NcclFacade.failed(call + " (" + c.label + ")", e);

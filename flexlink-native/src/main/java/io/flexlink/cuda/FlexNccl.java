@@ -103,10 +103,6 @@ public final class FlexNccl {
         return FacadeInfo.uniqueId(uniqueId);
     }
 
-    static long idAddress(ncclUniqueId id) {
-        return id.address() + id.position() * NCCL_UNIQUE_ID_BYTES;
-    }
-
     /** FlexLink's text for each result code (a cached native string, like NCCL's static ones). */
     public static BytePointer ncclGetErrorString(int result) {
         return FacadeInfo.errorString(result);
@@ -115,27 +111,11 @@ public final class FlexNccl {
     // ---- communicators ----
 
     public static int ncclCommInitRank(ncclComm comm, int nranks, ncclUniqueId commId, int rank) {
-        if (comm == null) {
-            return ncclInvalidArgument;
-        }
-        long[] h = new long[1];
-        int rc = FacadeInit.initRank(h, nranks, commId, rank, FacadeOptions.DEFAULT);
-        if (rc == ncclSuccess) {
-            NcclFacade.setAddress(comm, h[0]);
-        }
-        return rc;
+        return FacadeInit.initRankConfig(comm, nranks, commId, rank, null);
     }
 
     public static int ncclCommInitRank(PointerPointer comm, int nranks, ncclUniqueId commId, int rank) {
-        if (comm == null || comm.address() == 0) {
-            return ncclInvalidArgument;
-        }
-        long[] h = new long[1];
-        int rc = FacadeInit.initRank(h, nranks, commId, rank, FacadeOptions.DEFAULT);
-        if (rc == ncclSuccess) {
-            UNSAFE.putLong(comm.address() + 8 * comm.position(), h[0]);
-        }
-        return rc;
+        return FacadeInit.initRankConfig(comm, nranks, commId, rank, null);
     }
 
     /** With one {@link ncclComm} object only {@code ndev == 1} is meaningful; use a PointerPointer for several. */
@@ -234,6 +214,72 @@ public final class FlexNccl {
                 : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm));
     }
 
+    // ---- finalize, revoke, shrink (FacadeEnds, FacadeShrink): NCCL's rules on which call is allowed when ----
+
+    public static final int NCCL_SHRINK_DEFAULT = 0;
+    public static final int NCCL_SHRINK_ABORT = 1;
+    public static final int NCCL_REVOKE_DEFAULT = 0;
+
+    /**
+     * Waits for the communicator's work, then frees all but the handle: afterwards only ncclCommDestroy (a second
+     * finalize or a revoke is ncclInvalidArgument, a collective ncclInvalidUsage). Non-blocking: ncclInProgress,
+     * then its state through ncclCommGetAsyncError; inside a group it runs at the outermost ncclGroupEnd.
+     */
+    public static int ncclCommFinalize(ncclComm comm) {
+        return FacadeEnds.finalizeComm(comm);
+    }
+
+    /**
+     * Stops the communicator's work in flight (here and at its peers, which should revoke too); then split, shrink
+     * and destroy are allowed, a collective is ncclInvalidUsage; ncclCommGetAsyncError is ncclInProgress until its
+     * streams left it, then ncclSuccess. {@code revokeFlags} must be NCCL_REVOKE_DEFAULT.
+     */
+    public static int ncclCommRevoke(ncclComm comm, int revokeFlags) {
+        return FacadeEnds.revoke(comm, revokeFlags);
+    }
+
+    /**
+     * A child of the ranks not in the list, in their order; NCCL_SHRINK_ABORT revokes the parent first. Unlike
+     * NCCL, the excluded ranks call it too (same list) and get NULL. A NULL config inherits blocking and commName.
+     */
+    public static int ncclCommShrink(ncclComm comm, int[] excludeRanksList, int excludeRanksCount, ncclComm newcomm,
+                                     ncclConfig_t config, int shrinkFlags) {
+        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+
+    public static int ncclCommShrink(ncclComm comm, IntBuffer excludeRanksList, int excludeRanksCount,
+                                     ncclComm newcomm, ncclConfig_t config, int shrinkFlags) {
+        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+
+    public static int ncclCommShrink(ncclComm comm, IntPointer excludeRanksList, int excludeRanksCount,
+                                     ncclComm newcomm, ncclConfig_t config, int shrinkFlags) {
+        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+
+    public static int ncclCommShrink(ncclComm comm, int[] excludeRanksList, int excludeRanksCount,
+                                     PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
+        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+
+    public static int ncclCommShrink(ncclComm comm, IntBuffer excludeRanksList, int excludeRanksCount,
+                                     PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
+        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+
+    public static int ncclCommShrink(ncclComm comm, IntPointer excludeRanksList, int excludeRanksCount,
+                                     PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
+        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+
+    private static int shrink(ncclComm comm, Object list, int count, Pointer newcomm, ncclConfig_t config, int flags) {
+        if (newcomm == null || (newcomm instanceof PointerPointer && newcomm.address() == 0)) {
+            return ncclInvalidArgument;
+        }
+        return FacadeShrink.shrink(comm, list, count, newcomm instanceof PointerPointer pp ? FacadeSplit.into(pp)
+                : FacadeSplit.into((ncclComm) newcomm), config, flags);
+    }
+
     // ---- collectives ----
 
     public static int ncclAllReduce(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int op,
@@ -296,23 +342,12 @@ public final class FlexNccl {
     }
 
     public static int ncclGroupStart() {
-        try {
-            NcclFacade.groupStart();
-            return ncclSuccess;
-        } catch (FlexLinkException e) {
-            return NcclFacade.failed("ncclGroupStart", e);
-        } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal("ncclGroupStart", e);
-        }
+        return NcclFacade.groupStart();
     }
 
     /** Launches the group's calls and makes the communicators ncclCommInitRank deferred in it (waiting for them). */
     public static int ncclGroupEnd() {
-        try {
-            return NcclFacade.groupEnd();
-        } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal("ncclGroupEnd", e);
-        }
+        return NcclFacade.groupEndCode();
     }
 
     // ---- creation with a config, in-place broadcast, errors and debug ----
@@ -345,13 +380,5 @@ public final class FlexNccl {
     /** Lets the NCCL underneath read NCCL_DEBUG* again (FlexLink logs through SLF4J); nothing without NCCL. */
     public static void ncclResetDebugInit() {
         FacadeInfo.resetDebugInit();
-    }
-
-    static DataType type(int datatype) {
-        return DataType.fromCode(datatype);
-    }
-
-    static ReduceOp op(int op) {
-        return ReduceOp.fromCode(op);
     }
 }

@@ -61,7 +61,7 @@ class FacadeCreationTest {
             @Override
             public FacadeComm make(long handle, int nranks, UniqueId id, int rank, int device, FacadeOptions o) {
                 return new FacadeComm(handle, FlexLink.initRank(backend, config, nranks, id, rank, device), null, null,
-                        o.commName());
+                        o.commName(), o.blocking());
             }
         });
     }

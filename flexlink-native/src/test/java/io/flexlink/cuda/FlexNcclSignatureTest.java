@@ -28,7 +28,8 @@ class FlexNcclSignatureTest {
             "ncclReduceScatter", "ncclBroadcast", "ncclReduce", "ncclAlltoAll", "ncclGather", "ncclScatter",
             "ncclSend", "ncclRecv", "ncclGroupStart",
             "ncclGroupEnd", "ncclCommSplit",
-            "ncclCommInitRankConfig", "ncclBcast", "ncclGetLastError", "ncclResetDebugInit");
+            "ncclCommInitRankConfig", "ncclBcast", "ncclGetLastError", "ncclResetDebugInit",
+            "ncclCommFinalize", "ncclCommRevoke", "ncclCommShrink");
 
     static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
             "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
@@ -36,7 +37,8 @@ class FlexNcclSignatureTest {
             "ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg", "ncclNumOps",
             "ncclInt8", "ncclChar", "ncclUint8", "ncclInt32", "ncclInt", "ncclUint32", "ncclInt64", "ncclUint64",
             "ncclFloat16", "ncclHalf", "ncclFloat32", "ncclFloat", "ncclFloat64", "ncclDouble", "ncclBfloat16",
-            "ncclFloat8e4m3", "ncclFloat8e5m2", "ncclNumTypes", "NCCL_SPLIT_NOCOLOR");
+            "ncclFloat8e4m3", "ncclFloat8e5m2", "ncclNumTypes", "NCCL_SPLIT_NOCOLOR",
+            "NCCL_SHRINK_DEFAULT", "NCCL_SHRINK_ABORT", "NCCL_REVOKE_DEFAULT");
 
     private static Class<?> bytedeco() throws ClassNotFoundException {
         return Class.forName(BYTEDECO, false, FlexNcclSignatureTest.class.getClassLoader());
