@@ -189,6 +189,39 @@ public final class FlexLink {
         return GroupedInit.defer(nranks, rank, device, () -> Hierarchy.initRank(backend, c, nranks, id, rank, device));
     }
 
+    /**
+     * Like {@code ncclCommInitRankScalable}: {@link #initRank(Backend, FlexLinkConfig, int, UniqueId, int, int)}
+     * with several ids, the same ones in the same order on every rank (a name of its own: an overload would make
+     * {@code initRank(…, null, …)} ambiguous). NCCL spreads its bootstrap over them (up to
+     * one per rank); FlexLink's rendezvous is one server, rank 0's (or the lobby that leads to it), so the ranks
+     * meet at {@link #scalableRendezvous the first id} and the others are only checked. An unused lobby closes by
+     * itself after {@code flexlink.initTimeout}, as any id's that no rank joins.
+     */
+    public static Communicator initRankScalable(Backend backend, FlexLinkConfig config, int nranks, UniqueId[] ids,
+                                                int rank, int device) {
+        return initRank(backend, config, nranks, scalableRendezvous(ids, nranks), rank, device);
+    }
+
+    /**
+     * The id of several ({@code ncclCommInitRankScalable}'s) at which FlexLink's ranks meet: the first, after
+     * NCCL's checks (1 to {@code nranks} ids) and a check of every id (INVALID_ARGUMENT naming it).
+     */
+    public static UniqueId scalableRendezvous(UniqueId[] ids, int nranks) {
+        if (ids == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "commIds: null");
+        }
+        if (ids.length < 1 || ids.length > Math.max(1, nranks)) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "nId: " + ids.length + " ids is not in [1, nranks = "
+                    + nranks + "]");
+        }
+        for (int i = 0; i < ids.length; i++) {
+            if (ids[i] == null) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "commIds[" + i + "]: null");
+            }
+        }
+        return ids[0];
+    }
+
     private static void checkBackend(Backend backend) {
         if (backend == null) {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "backend: null");

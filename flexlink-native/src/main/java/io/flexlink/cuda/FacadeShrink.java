@@ -10,6 +10,7 @@ import java.util.function.LongConsumer;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.PointerPointer;
 
 /**
  * {@code ncclCommShrink} behind {@link FlexNccl}: the arguments read and checked as NCCL checks them (a NULL
@@ -57,6 +58,15 @@ final class FacadeShrink {
             }
         }
         return out;
+    }
+
+    /** ncclCommShrink into an {@link ncclComm} or the {@code ncclComm_t*} slot of a {@link PointerPointer}. */
+    static int shrink(ncclComm comm, Object list, int count, Pointer newcomm, Pointer config, int flags) {
+        if (newcomm == null || (newcomm instanceof PointerPointer && newcomm.address() == 0)) {
+            return Result.INVALID_ARGUMENT.code();
+        }
+        return shrink(comm, list, count, newcomm instanceof PointerPointer pp ? FacadeSplit.into(pp)
+                : FacadeSplit.into((ncclComm) newcomm), config, flags);
     }
 
     /** One rank's ncclCommShrink; {@code out} gets NULL at once, then the child's handle. */

@@ -244,40 +244,32 @@ public final class FlexNccl {
      */
     public static int ncclCommShrink(ncclComm comm, int[] excludeRanksList, int excludeRanksCount, ncclComm newcomm,
                                      ncclConfig_t config, int shrinkFlags) {
-        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
 
     public static int ncclCommShrink(ncclComm comm, IntBuffer excludeRanksList, int excludeRanksCount,
                                      ncclComm newcomm, ncclConfig_t config, int shrinkFlags) {
-        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
 
     public static int ncclCommShrink(ncclComm comm, IntPointer excludeRanksList, int excludeRanksCount,
                                      ncclComm newcomm, ncclConfig_t config, int shrinkFlags) {
-        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
 
     public static int ncclCommShrink(ncclComm comm, int[] excludeRanksList, int excludeRanksCount,
                                      PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
-        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
 
     public static int ncclCommShrink(ncclComm comm, IntBuffer excludeRanksList, int excludeRanksCount,
                                      PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
-        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
 
     public static int ncclCommShrink(ncclComm comm, IntPointer excludeRanksList, int excludeRanksCount,
                                      PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
-        return shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
-    }
-
-    private static int shrink(ncclComm comm, Object list, int count, Pointer newcomm, ncclConfig_t config, int flags) {
-        if (newcomm == null || (newcomm instanceof PointerPointer && newcomm.address() == 0)) {
-            return ncclInvalidArgument;
-        }
-        return FacadeShrink.shrink(comm, list, count, newcomm instanceof PointerPointer pp ? FacadeSplit.into(pp)
-                : FacadeSplit.into((ncclComm) newcomm), config, flags);
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
 
     // ---- collectives ----
@@ -365,6 +357,20 @@ public final class FlexNccl {
     public static int ncclCommInitRankConfig(PointerPointer comm, int nranks, ncclUniqueId commId, int rank,
                                              ncclConfig_t config) {
         return FacadeInit.initRankConfig(comm, nranks, commId, rank, config);
+    }
+
+    /**
+     * {@code ncclCommInitRankConfig} with {@code nId} ids (the same ones, in the same order, on every rank): the
+     * ranks meet at the first (FlexLink's rendezvous is one server); the others are checked, not used.
+     */
+    public static int ncclCommInitRankScalable(ncclComm newcomm, int nranks, int myrank, int nId, ncclUniqueId commIds,
+                                               ncclConfig_t config) {
+        return FacadeInit.initRankScalable(newcomm, nranks, myrank, nId, commIds, config);
+    }
+
+    public static int ncclCommInitRankScalable(PointerPointer newcomm, int nranks, int myrank, int nId,
+                                               ncclUniqueId commIds, ncclConfig_t config) {
+        return FacadeInit.initRankScalable(newcomm, nranks, myrank, nId, commIds, config);
     }
 
     /** Broadcast in place (NCCL's legacy form): {@code buff} is the root's input and every rank's output. */

@@ -29,7 +29,7 @@ class FlexNcclSignatureTest {
             "ncclSend", "ncclRecv", "ncclGroupStart",
             "ncclGroupEnd", "ncclCommSplit",
             "ncclCommInitRankConfig", "ncclBcast", "ncclGetLastError", "ncclResetDebugInit",
-            "ncclCommFinalize", "ncclCommRevoke", "ncclCommShrink");
+            "ncclCommFinalize", "ncclCommRevoke", "ncclCommShrink", "ncclCommInitRankScalable");
 
     static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
             "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
