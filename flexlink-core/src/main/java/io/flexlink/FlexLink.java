@@ -236,6 +236,36 @@ public final class FlexLink {
         return config.conclude();
     }
 
+    /**
+     * Like {@code ncclGroupSimulateEnd}: ends the innermost group without launching anything. The outermost
+     * returns the seconds the group's calls would take and forgets them (NCCL's simulation enqueues nothing);
+     * the communicators {@link #initRank} deferred in it are still made, as NCCL still runs a simulated group's
+     * creations. An inner end returns NaN. The estimate ({@code launch.GroupEstimate}): per communicator the sum
+     * of its calls' times, each the balancer's measured time for its collective and size where it has one, else
+     * 10 µs plus its bus bytes at 25 GB/s; the group's is its slowest communicator's.
+     *
+     * @throws FlexLinkException INVALID_USAGE outside a group; a call's error when one of the group failed
+     */
+    public static double groupSimulateEnd() {
+        double seconds = Double.NaN;
+        Throwable failure = null;
+        try {
+            seconds = Groups.simulateEnd();
+        } catch (RuntimeException | Error e) {
+            failure = e;
+        }
+        if (!Groups.active()) {
+            failure = GroupedInit.runPending(failure);
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        if (failure != null) {
+            throw (RuntimeException) failure;
+        }
+        return seconds;
+    }
+
     /** Starts a group of calls on this thread (like {@code ncclGroupStart}); groups nest. */
     public static void groupStart() {
         Groups.start();

@@ -11,6 +11,7 @@ import io.flexlink.Stream;
 import io.flexlink.balance.CallTimer;
 import io.flexlink.balance.PathCounters;
 import io.flexlink.balance.Shares;
+import io.flexlink.launch.GroupEstimate;
 import io.flexlink.launch.GroupedCalls;
 import io.flexlink.launch.Groups;
 import io.flexlink.launch.Launcher;
@@ -154,7 +155,7 @@ public final class FlexCommunicator extends CollectiveApi {
             }
             Validator.checkCall(c, send, recv, count, type, op, root, rank, size);
             Validator.checkMemory(backend, c, send, recv, count, type, root, rank, size, device);
-            RuntimeStream stream = checkStream(userStream);
+            RuntimeStream stream = Validator.checkStream(backend, userStream, device);
             if (count == 0) {
                 return;
             }
@@ -214,18 +215,6 @@ public final class FlexCommunicator extends CollectiveApi {
         return null;
     }
 
-    private RuntimeStream checkStream(Stream userStream) {
-        if (userStream == null) {
-            throw Validator.invalid("stream: null");
-        }
-        RuntimeStream stream = backend.runtimeStream(userStream);
-        if (stream.device() != device) {
-            throw Validator.invalid("stream: belongs to device " + stream.device()
-                    + ", the communicator's device is " + device);
-        }
-        return stream;
-    }
-
     // ---- the group's end: plan, launch ----
 
     private final Groups.Member member = new Groups.Member() {
@@ -244,6 +233,16 @@ public final class FlexCommunicator extends CollectiveApi {
             lock.lock();
             try {
                 grouped.clear();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public double estimateSeconds() {
+            lock.lock();
+            try {
+                return GroupEstimate.seconds(grouped, shares, size);
             } finally {
                 lock.unlock();
             }

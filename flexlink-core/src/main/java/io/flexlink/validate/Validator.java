@@ -6,7 +6,9 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
+import io.flexlink.Stream;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.RuntimeStream;
 import java.util.Arrays;
 
 /**
@@ -174,6 +176,18 @@ public final class Validator {
         if (b.device() != device) {
             throw invalid(name + ": lives on device " + b.device() + ", the communicator's device is " + device);
         }
+    }
+
+    /** The backend's stream of {@code userStream}, which must be on {@code device}. */
+    public static RuntimeStream checkStream(Backend backend, Stream userStream, int device) {
+        if (userStream == null) {
+            throw invalid("stream: null");
+        }
+        RuntimeStream stream = backend.runtimeStream(userStream);
+        if (stream.device() != device) {
+            throw invalid("stream: belongs to device " + stream.device() + ", the communicator's device is " + device);
+        }
+        return stream;
     }
 
     public static long address(Buffer b) {

@@ -10,6 +10,7 @@ import java.nio.IntBuffer;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclConfig_t;
+import org.bytedeco.cuda.nccl.ncclSimInfo_t;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.IntPointer;
@@ -340,6 +341,11 @@ public final class FlexNccl {
     /** Launches the group's calls and makes the communicators ncclCommInitRank deferred in it (waiting for them). */
     public static int ncclGroupEnd() {
         return NcclFacade.groupEndCode();
+    }
+
+    /** Ends the group launching nothing: its calls are forgotten, their estimated time (µs) in the struct. */
+    public static int ncclGroupSimulateEnd(ncclSimInfo_t simInfo) {
+        return FacadeSimulate.simulateEnd(simInfo);
     }
 
     // ---- creation with a config, in-place broadcast, errors and debug ----

@@ -204,13 +204,25 @@ final class NcclFacade {
      * failed; the first failure is the result.
      */
     static int groupEnd() {
+        return groupEnd(null);
+    }
+
+    /**
+     * {@link #groupEnd()}, or with {@code simulated} ({@code ncclGroupSimulateEnd}) FlexLink's simulated end:
+     * nothing launched, the estimated seconds into {@code simulated[0]} (NaN for an inner end).
+     */
+    static int groupEnd(double[] simulated) {
         int[] g = GROUP.get();
         if (g[0] > 0) {
             g[0]--;
         }
         int rc = Result.SUCCESS.code();
         try {
-            FlexLink.groupEnd();
+            if (simulated == null) {
+                FlexLink.groupEnd();
+            } else {
+                simulated[0] = FlexLink.groupSimulateEnd();
+            }
         } catch (FlexLinkException e) {
             rc = failed("ncclGroupEnd", e);
         } catch (RuntimeException | LinkageError e) {

@@ -29,7 +29,8 @@ class FlexNcclSignatureTest {
             "ncclSend", "ncclRecv", "ncclGroupStart",
             "ncclGroupEnd", "ncclCommSplit",
             "ncclCommInitRankConfig", "ncclBcast", "ncclGetLastError", "ncclResetDebugInit",
-            "ncclCommFinalize", "ncclCommRevoke", "ncclCommShrink", "ncclCommInitRankScalable");
+            "ncclCommFinalize", "ncclCommRevoke", "ncclCommShrink", "ncclCommInitRankScalable",
+            "ncclGroupSimulateEnd");
 
     static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
             "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
