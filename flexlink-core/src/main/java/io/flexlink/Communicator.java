@@ -176,6 +176,27 @@ public interface Communicator extends AutoCloseable {
      */
     void revoke();
 
+    /**
+     * Like {@code ncclCommGetUniqueId}: a fresh id for {@link #grow}, which ranks in any process of this machine
+     * may join (as {@link FlexLink#getUniqueIdForProcesses}); called on the grow's root only. One at a time: a
+     * second call before a grow consumed the first throws INVALID_USAGE, as NCCL's.
+     */
+    UniqueId growId();
+
+    /**
+     * Like {@code ncclCommGrow} on an existing rank: a new communicator of {@code nRanks} ranks in which every
+     * rank of this one keeps its rank, and the new ranks, {@code [size(), nRanks)}, join with
+     * {@link FlexLink#initRank initRank(nRanks, id, rank, device)} (the facade's ncclCommGrow with a NULL comm).
+     * Collective over every rank of this communicator, each from its own thread, outside any group: the root
+     * passes the id of its {@link #growId()} (which the grow consumes), the others null, and one round here
+     * hands it to them. This communicator is unchanged (close it when done); the new one is independent of it.
+     *
+     * @throws FlexLinkException INVALID_ARGUMENT naming {@code nRanks} (not more than {@code size()}) or
+     *         {@code uniqueId} (no rank or two ranks passed one: every rank throws), INVALID_USAGE as split, or
+     *         what ended the new communicator's creation
+     */
+    Communicator grow(int nRanks, UniqueId id);
+
     /** Statistics: bytes and time per path, shares per size bucket, tuning history. */
     CommStats stats();
 

@@ -191,6 +191,16 @@ final class DeferredCommunicator implements Communicator {
     }
 
     @Override
+    public UniqueId growId() {
+        return target().growId();
+    }
+
+    @Override
+    public Communicator grow(int nRanks, UniqueId id) {
+        return target().grow(nRanks, id);
+    }
+
+    @Override
     public void finalizeComm() {
         target().finalizeComm();
     }

@@ -3,6 +3,10 @@ package io.flexlink.comm;
 import io.flexlink.Communicator;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
+import io.flexlink.UniqueId;
+import io.flexlink.bootstrap.InProcessRendezvous;
+import io.flexlink.bootstrap.NodeIdentity;
+import io.flexlink.bootstrap.NodeLayout;
 import io.flexlink.bootstrap.Subgroups;
 import io.flexlink.bootstrap.TcpRendezvous;
 import io.flexlink.config.FlexLinkConfig;
@@ -34,8 +38,13 @@ public final class CommSplitter {
     private final int rank;
     private final FlexLinkConfig config;
     private final ChildMaker maker;
+    private final boolean meetsNodes;
+    /** The id {@link #growId} gave and no grow consumed yet (NCCL allows one at a time); guarded by this. */
+    private UniqueId pendingGrowId;
 
-    public CommSplitter(RankExchange parent, int rank, FlexLinkConfig config, ChildMaker maker) {
+    /** @param meetsNodes the maker exchanges the ranks' node layout itself (as a multi-node communicator's does) */
+    public CommSplitter(RankExchange parent, int rank, FlexLinkConfig config, ChildMaker maker, boolean meetsNodes) {
+        this.meetsNodes = meetsNodes;
         this.parent = parent;
         this.rank = rank;
         this.config = config;
@@ -70,6 +79,89 @@ public final class CommSplitter {
         boolean out = Arrays.binarySearch(sorted, rank) >= 0;
         // the key is the parent rank: the kept ranks stay in their order, the gaps closed (NCCL's shrink)
         return split(out ? Subgroups.NO_COLOR : 0, rank);
+    }
+
+    /**
+     * {@code Communicator.growId()}: a fresh id that ranks in any process of this machine may join (as
+     * {@code FlexLink.getUniqueIdForProcesses}), for one grow; a second before a grow consumed the first is
+     * INVALID_USAGE, as NCCL's ncclCommGetUniqueId.
+     */
+    public synchronized UniqueId growId() {
+        if (pendingGrowId != null) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "growId: rank " + rank + "'s previous grow id was not "
+                    + "consumed by a grow yet (one at a time)");
+        }
+        pendingGrowId = TcpRendezvous.anyProcess(config);
+        return pendingGrowId;
+    }
+
+    /**
+     * One existing rank's part of {@code Communicator.grow}: one round of the parent carries the one rank's id
+     * (every rank learns it; none or two is INVALID_ARGUMENT on every rank), then this rank is rank {@code rank}
+     * of {@code nRanks} over it, where the new ranks join with initRank.
+     */
+    public synchronized Communicator grow(int nRanks, UniqueId id, int size) {
+        if (nRanks <= size) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "nRanks: " + nRanks + " is not more than the "
+                    + size + " ranks the communicator has");
+        }
+        if (Groups.active()) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "grow: rank " + rank + " is inside a group "
+                    + "(FlexLink.groupStart); grow outside groups, from one thread per rank");
+        }
+        byte[][] all = parent.allGather(id == null ? new byte[0] : id.toBytes());
+        int root = -1;
+        for (int r = 0; r < all.length; r++) {
+            if (all[r].length > 0) {
+                if (root >= 0) {
+                    throw new FlexLinkException(Result.INVALID_ARGUMENT, "uniqueId: ranks " + root + " and " + r
+                            + " both passed one; only the grow's root does (the others pass null)");
+                }
+                root = r;
+            }
+        }
+        if (root < 0) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "uniqueId: no rank passed one; the grow's root "
+                    + "passes the id of its growId()");
+        }
+        UniqueId chosen = UniqueId.fromBytes(all[root]);
+        if (chosen.equals(pendingGrowId)) {
+            pendingGrowId = null; // consumed: growId may give the next
+        }
+        try {
+            if (chosen.address() != null) {
+                return grown(TcpRendezvous.join(chosen, nRanks, rank, config), nRanks);
+            }
+            try {
+                return grown(InProcessRendezvous.join(chosen.token(), nRanks, rank, config.initTimeout()), nRanks);
+            } finally {
+                InProcessRendezvous.leave(chosen.token());
+            }
+        } catch (FlexLinkException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new FlexLinkException(Result.INTERNAL_ERROR, "grow: rank " + rank + "'s creation failed: " + e, e);
+        }
+    }
+
+    /**
+     * This rank of the grown communicator over {@code x}: the new ranks' initRank exchanges the node layout first,
+     * so a maker that does not (a single-node parent's) has that round here, and grows on its own node only.
+     */
+    private Communicator grown(RankExchange x, int nRanks) {
+        if (!meetsNodes) {
+            try {
+                NodeLayout layout = NodeLayout.exchange(x, NodeIdentity.of(config));
+                if (layout.nodes() != 1) {
+                    throw new FlexLinkException(Result.INVALID_USAGE, "grow: the grown ranks span " + layout.nodes()
+                            + " nodes; a single-node communicator grows with ranks of its own node");
+                }
+            } catch (RuntimeException e) {
+                x.fail(e);
+                throw e;
+            }
+        }
+        return maker.make(x, nRanks, rank);
     }
 
     /** Closes the parent's exchange (a goodbye to its ranks): the parent's close(). */

@@ -285,7 +285,7 @@ public final class CommunicatorFactory {
         Runnable tellPeers = board == null ? null : () -> boardToClose.abort(rank);
         // a child is made over its subgroup's exchange like any rank, on the real backend (it tracks its own)
         CommSplitter splitter = new CommSplitter(exchange, rank, config, (childExchange, size, childRank) ->
-                initRank(realBackend, config, childExchange, size, childRank, device));
+                initRank(realBackend, config, childExchange, size, childRank, device), false);
         FlexCommunicator comm = new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
                 config.minSplitBytes(), resources, config.timeout(), tellPeers, config.enqueueThread(), splitter);
         log.owned(0, comm, comm::abort); // it frees everything made so far; an abort also tells the peers

@@ -20,7 +20,6 @@ import io.flexlink.plan.CallPlan;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeStream;
-import io.flexlink.validate.CollectiveApi;
 import io.flexlink.validate.Validator;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * and makes every later call throw it), {@link Watchdog} (timeouts) and {@link Teardown} (freeing without
  * hanging); docs/operations.md says what an application does with each.
  */
-public final class FlexCommunicator extends CollectiveApi {
+public final class FlexCommunicator extends ParentCommunicator {
     private static final Logger LOG = LoggerFactory.getLogger(FlexCommunicator.class);
 
     private final Backend backend;
@@ -61,18 +60,16 @@ public final class FlexCommunicator extends CollectiveApi {
     private final CallWatch watch;
     /** This communicator's calls of the current group (or the one call of a group of one). */
     private final GroupedCalls grouped;
-    private final CommSplitter splitter;
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
                      List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
                      Duration timeout, Runnable tellPeers, boolean enqueueThread, CommSplitter splitter) {
-        super(rank, size, device);
+        super(rank, size, device, splitter);
         this.backend = backend;
         this.transport = transport;
         this.hasPrimary = primary != null;
         Path[] aux = auxPaths.toArray(new Path[0]);
         this.shares = shares;
-        this.splitter = splitter;
         this.grouped = new GroupedCalls(aux.length);
         List<String> names = new ArrayList<>();
         names.add(primary == null ? "primary(off)" : primary.name());
@@ -108,23 +105,17 @@ public final class FlexCommunicator extends CollectiveApi {
         AllToAllV.run(this, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, stream);
     }
 
-    /** Checked under the lock like a call, then split outside it: the split waits for the other ranks. */
     @Override
-    public Optional<Communicator> split(int color, int key) {
+    protected void checkSplittable() {
         life.checkSplittable();
-        return splitter.split(color, key);
     }
 
-    /** A split with one color for the ranks kept ({@link CommSplitter#shrink}); allowed after a revoke too. */
+    /** A revoke, also after an error; stopped staging cannot restart, so the parent stays revoked. */
     @Override
-    public Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
-        life.checkNotClosed();
-        Validator.checkExcluded(excluded, size); // before the revoke: a refused call changes nothing
-        if (abortFirst && !life.revoked()) {
-            life.revoke(); // NCCL_SHRINK_ABORT (also after an error); stopped staging cannot restart: it stays revoked
+    protected void stopBeforeShrink() {
+        if (!life.revoked()) {
+            life.revoke();
         }
-        life.checkSplittable();
-        return splitter.shrink(excluded, size);
     }
 
     @Override

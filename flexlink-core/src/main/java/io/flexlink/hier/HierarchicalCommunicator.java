@@ -15,7 +15,7 @@ import io.flexlink.runtime.RankExchange;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
-import io.flexlink.validate.CollectiveApi;
+import io.flexlink.comm.ParentCommunicator;
 import io.flexlink.validate.Validator;
 import java.util.List;
 import java.util.Optional;
@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * {@code groupStart}/{@code groupEnd} are refused: a group would defer the node-local stages past the
  * rail stage that reads their results.
  */
-public final class HierarchicalCommunicator extends CollectiveApi {
+public final class HierarchicalCommunicator extends ParentCommunicator {
     private static final Logger LOG = LoggerFactory.getLogger(HierarchicalCommunicator.class);
     private static final long DRAIN_NANOS = 10_000_000_000L;
 
@@ -45,7 +45,6 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     private final HierRank h;
     private final RankExchange parent;
     /** Splits over the job's exchange: a child may span several nodes (hierarchical) or one (single-node). */
-    private final CommSplitter splitter;
     private final StageTimer timer;
     private final Scratch scratch;
     private final Zeros zeros;
@@ -67,9 +66,8 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     private volatile boolean freed;
 
     HierarchicalCommunicator(Backend backend, HierRank h, int device, RankExchange parent, CommSplitter splitter) {
-        super(h.rank, h.size, device);
+        super(h.rank, h.size, device, splitter);
         this.backend = backend;
-        this.splitter = splitter;
         this.h = h;
         this.parent = parent;
         this.timer = new StageTimer(backend, device);
@@ -105,21 +103,15 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     }
 
     @Override
-    public Optional<Communicator> split(int color, int key) {
+    protected void checkSplittable() {
         checkUsable();
-        return splitter.split(color, key);
     }
 
-    /** Over the job's rendezvous; not after stopping the work, which ends that rendezvous ({@link #release}). */
+    /** Refused: stopping a multi-node communicator's work ends the job's rendezvous ({@link #release}). */
     @Override
-    public Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
-        Validator.checkExcluded(excluded, size);
-        checkUsable();
-        if (abortFirst) {
-            throw new FlexLinkException(Result.INVALID_USAGE, who() + ": shrink with abortFirst on a multi-node "
-                    + "communicator: stopping its work ends the job's rendezvous that a shrink needs");
-        }
-        return splitter.shrink(excluded, size);
+    protected void stopBeforeShrink() {
+        throw new FlexLinkException(Result.INVALID_USAGE, who() + ": shrink with abortFirst on a multi-node "
+                + "communicator: stopping its work ends the job's rendezvous that a shrink needs");
     }
 
     /** Waits for this rank's work as close() does, then finalizes the node's communicator; only close() is left. */

@@ -211,6 +211,16 @@ class SteadyStateAllocationTest {
         }
 
         @Override
+        public io.flexlink.UniqueId growId() {
+            throw new UnsupportedOperationException("a test's one-rank stand-in does not grow");
+        }
+
+        @Override
+        public Communicator grow(int nRanks, io.flexlink.UniqueId id) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in does not grow");
+        }
+
+        @Override
         public void finalizeComm() {
         }
 
