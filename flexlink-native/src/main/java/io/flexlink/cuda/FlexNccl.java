@@ -221,56 +221,57 @@ public final class FlexNccl {
     public static final int NCCL_SHRINK_ABORT = 1;
     public static final int NCCL_REVOKE_DEFAULT = 0;
 
-    /**
-     * Waits for the communicator's work, then frees all but the handle: afterwards only ncclCommDestroy (a second
-     * finalize or a revoke is ncclInvalidArgument, a collective ncclInvalidUsage). Non-blocking: ncclInProgress,
-     * then its state through ncclCommGetAsyncError; inside a group it runs at the outermost ncclGroupEnd.
-     */
+    /** Waits for the communicator's work, then frees all but the handle: only ncclCommDestroy is left. */
     public static int ncclCommFinalize(ncclComm comm) {
         return FacadeEnds.finalizeComm(comm);
     }
 
-    /**
-     * Stops the communicator's work in flight (here and at its peers, which should revoke too); then split, shrink
-     * and destroy are allowed, a collective is ncclInvalidUsage; ncclCommGetAsyncError is ncclInProgress until its
-     * streams left it, then ncclSuccess. {@code revokeFlags} must be NCCL_REVOKE_DEFAULT.
-     */
+    /** Stops the work in flight (here and at the peers); then split, shrink and destroy are allowed. */
     public static int ncclCommRevoke(ncclComm comm, int revokeFlags) {
         return FacadeEnds.revoke(comm, revokeFlags);
     }
 
-    /**
-     * A child of the ranks not in the list, in their order; NCCL_SHRINK_ABORT revokes the parent first. Unlike
-     * NCCL, the excluded ranks call it too (same list) and get NULL. A NULL config inherits blocking and commName.
-     */
+    /** A child of the ranks not in the list; unlike NCCL's, the excluded ranks call it too and get NULL. */
     public static int ncclCommShrink(ncclComm comm, int[] excludeRanksList, int excludeRanksCount, ncclComm newcomm,
                                      ncclConfig_t config, int shrinkFlags) {
         return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
-
     public static int ncclCommShrink(ncclComm comm, IntBuffer excludeRanksList, int excludeRanksCount,
                                      ncclComm newcomm, ncclConfig_t config, int shrinkFlags) {
         return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
-
     public static int ncclCommShrink(ncclComm comm, IntPointer excludeRanksList, int excludeRanksCount,
                                      ncclComm newcomm, ncclConfig_t config, int shrinkFlags) {
         return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
-
     public static int ncclCommShrink(ncclComm comm, int[] excludeRanksList, int excludeRanksCount,
                                      PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
         return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
-
     public static int ncclCommShrink(ncclComm comm, IntBuffer excludeRanksList, int excludeRanksCount,
                                      PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
         return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     }
-
     public static int ncclCommShrink(ncclComm comm, IntPointer excludeRanksList, int excludeRanksCount,
                                      PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
         return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+
+    /** An id for ncclCommGrow (a lobby any process of this machine may join); one unconsumed at a time. */
+    public static int ncclCommGetUniqueId(ncclComm comm, ncclUniqueId uniqueId) {
+        return FacadeGrow.uniqueId(comm, uniqueId);
+    }
+
+    /** Existing ranks ({@code rank} -1, the root with the id, the others NULL) and new ones (comm NULL) grow. */
+    public static int ncclCommGrow(ncclComm comm, int nRanks, ncclUniqueId uniqueId, int rank, ncclComm newcomm,
+                                   ncclConfig_t config) {
+        return newcomm == null ? ncclInvalidArgument : FacadeGrow.grow(comm, nRanks, uniqueId, rank,
+                FacadeSplit.into(newcomm), config, FacadeCreation.CUDA);
+    }
+    public static int ncclCommGrow(ncclComm comm, int nRanks, ncclUniqueId uniqueId, int rank, PointerPointer newcomm,
+                                   ncclConfig_t config) {
+        return newcomm == null || newcomm.address() == 0 ? ncclInvalidArgument : FacadeGrow.grow(comm, nRanks,
+                uniqueId, rank, FacadeSplit.into(newcomm), config, FacadeCreation.CUDA);
     }
 
     // ---- collectives ----
@@ -365,10 +366,7 @@ public final class FlexNccl {
         return FacadeInit.initRankConfig(comm, nranks, commId, rank, config);
     }
 
-    /**
-     * {@code ncclCommInitRankConfig} with {@code nId} ids (the same ones, in the same order, on every rank): the
-     * ranks meet at the first (FlexLink's rendezvous is one server); the others are checked, not used.
-     */
+    /** ncclCommInitRankConfig with {@code nId} ids: the ranks meet at the first (one rendezvous server). */
     public static int ncclCommInitRankScalable(ncclComm newcomm, int nranks, int myrank, int nId, ncclUniqueId commIds,
                                                ncclConfig_t config) {
         return FacadeInit.initRankScalable(newcomm, nranks, myrank, nId, commIds, config);

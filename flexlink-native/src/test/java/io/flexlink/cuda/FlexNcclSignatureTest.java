@@ -30,7 +30,7 @@ class FlexNcclSignatureTest {
             "ncclGroupEnd", "ncclCommSplit",
             "ncclCommInitRankConfig", "ncclBcast", "ncclGetLastError", "ncclResetDebugInit",
             "ncclCommFinalize", "ncclCommRevoke", "ncclCommShrink", "ncclCommInitRankScalable",
-            "ncclGroupSimulateEnd");
+            "ncclGroupSimulateEnd", "ncclCommGetUniqueId", "ncclCommGrow");
 
     static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
             "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
