@@ -2,7 +2,6 @@ package io.flexlink.hier;
 
 import io.flexlink.Collective;
 import io.flexlink.CommStats;
-import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
@@ -18,7 +17,6 @@ import io.flexlink.runtime.Scratch;
 import io.flexlink.comm.ParentCommunicator;
 import io.flexlink.validate.Validator;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -123,7 +121,8 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
             drainLastCall();
             Result r = getAsyncError();
             if (r != Result.SUCCESS) {
-                throw new FlexLinkException(r, who() + ": finalizeComm: " + (error == null ? "aborted" : error.getMessage()));
+                String why = error == null ? "aborted" : error.getMessage();
+                throw new FlexLinkException(r, who() + ": finalizeComm: " + why);
             }
             if (h.intra != null) {
                 h.intra.finalizeComm();

@@ -34,7 +34,8 @@ final class FacadeGrow {
                 if (pending != Result.INVALID_ARGUMENT.code()) {
                     return pending;
                 }
-                throw invalid("comm: " + (comm == null || comm.address() == 0 ? "NULL" : "not a FlexNccl communicator"));
+                throw invalid("comm: " + (comm == null || comm.address() == 0 ? "NULL"
+                        : "not a FlexNccl communicator"));
             }
             if (out == null || out.address() == 0) {
                 throw invalid("uniqueId: NULL");

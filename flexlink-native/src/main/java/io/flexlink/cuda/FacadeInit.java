@@ -98,7 +98,7 @@ final class FacadeInit {
         return rc;
     }
 
-    /** The ids at {@code ids} ({@code nId} of them, 128 bytes each) checked, then {@code by} makes the rank at the first. */
+    /** The {@code nId} ids (128 bytes each) at {@code ids} checked, then {@code by} makes the rank at the first. */
     static int scalable(long[] h, int nranks, int myrank, int nId, long ids, FacadeOptions options, FacadeCreation by) {
         try {
             if (nId < 1 || nId > nranks) { // NCCL's first check, before it reads an id

@@ -75,7 +75,8 @@ final class FacadeShrink {
             out.accept(0); // NULL until the child is made, as NCCL's
             FacadeComm parent = NcclFacade.lookup(comm);
             if (parent == null) {
-                throw invalid("comm: " + (comm == null || comm.address() == 0 ? "NULL" : "not a FlexNccl communicator"));
+                throw invalid("comm: " + (comm == null || comm.address() == 0 ? "NULL"
+                        : "not a FlexNccl communicator"));
             }
             int[] excluded = ranks(list, count);
             if (excluded == null) {

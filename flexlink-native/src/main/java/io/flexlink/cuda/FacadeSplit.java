@@ -23,9 +23,9 @@ import org.bytedeco.javacpp.PointerPointer;
  * splits at once (every rank calls from its own thread, as NCCL requires there). Inside a group NCCL defers the
  * split to the outermost {@code ncclGroupEnd}, which is how one thread splits the several ranks it drives; the
  * facade does the same: the splits this thread recorded run there, each on a thread of its own (they wait for
- * each other), and {@code newcomm} stays NULL until then. A non-blocking one (a shrink's options) runs in the
- * background: its handle is written at once and answers ncclInProgress until the child is made, as a
- * non-blocking ncclCommInitRankConfig's.
+ * each other), and {@code newcomm} stays NULL until then. A non-blocking one (the parent's blocking = 0, which a
+ * split's child inherits, or a shrink's or grow's config) runs in the background: its handle is written at once
+ * and answers ncclInProgress until the child is made, as a non-blocking ncclCommInitRankConfig's.
  */
 final class FacadeSplit {
     /** Makes this rank's child of a parent (empty: no child here). */
