@@ -57,17 +57,21 @@ final class FacadeEnds {
             return Result.SUCCESS.code();
         }
         if (!c.blocking) {
-            Thread t = new Thread(() -> run(c, call, how), "flexlink-nccl-end-" + Long.toHexString(c.handle));
+            Thread t = new Thread(() -> run(c, call, how, true), "flexlink-nccl-end-" + Long.toHexString(c.handle));
             t.setDaemon(true);
             c.ender = t;
             t.start();
             return Result.IN_PROGRESS.code();
         }
-        return run(c, call, how);
+        return run(c, call, how, false);
     }
 
-    /** Runs the end and records its result in the handle (what ncclCommGetAsyncError reports of it). */
-    private static int run(FacadeComm c, String call, Consumer<FacadeComm> how) {
+    /**
+     * Runs the end and records its result in the handle (what ncclCommGetAsyncError reports of it). A refusal
+     * (the communicator's state allowed no such end: nothing happened) is forgotten again when the caller got it
+     * as the call's result; a background end keeps it, since the caller learns it only from the async error.
+     */
+    private static int run(FacadeComm c, String call, Consumer<FacadeComm> how, boolean background) {
         int rc;
         try {
             how.accept(c);
@@ -77,7 +81,8 @@ final class FacadeEnds {
         } catch (RuntimeException | LinkageError e) {
             rc = NcclFacade.internal(call + " (" + c.label + ")", e);
         }
-        c.end.set(rc);
+        boolean refused = rc == Result.INVALID_ARGUMENT.code() || rc == Result.INVALID_USAGE.code();
+        c.end.set(refused && !background ? -1 : rc);
         return rc;
     }
 
@@ -92,7 +97,7 @@ final class FacadeEnds {
         int first = Result.SUCCESS.code();
         for (FacadeComm c : todo) {
             // each rank's finalize waits for its own part only; every part was enqueued by the group's launch
-            int rc = run(c, "ncclCommFinalize", x -> x.comm.finalizeComm());
+            int rc = run(c, "ncclCommFinalize", x -> x.comm.finalizeComm(), false); // the group end returns it
             first = first != Result.SUCCESS.code() ? first : rc;
         }
         return first;

@@ -154,6 +154,7 @@ class FacadeShrinkTest {
         for (ncclComm p : parents) {
             assertEquals(ncclSuccess, asyncError(p), "revoked and quiescent");
             assertEquals(ncclInvalidArgument, ncclCommRevoke(p, NCCL_REVOKE_DEFAULT), "revoked by the shrink");
+            assertEquals(ncclSuccess, asyncError(p), "a refused revoke changes nothing");
         }
         destroy(kids);
         destroy(parents);
