@@ -16,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 /** The facade test programs compile unchanged against bytedeco's nccl: only their import differs. */
 class FacadeProgramCompileTest {
     static final List<Path> SOURCES = List.of(Path.of("src/test/java/io/flexlink/cuda/facade/NcclProgram.java"),
-            Path.of("src/test/java/io/flexlink/cuda/facade/SplitProgram.java"));
+            Path.of("src/test/java/io/flexlink/cuda/facade/SplitProgram.java"),
+            Path.of("src/test/java/io/flexlink/cuda/facade/LifecycleProgram.java"));
     static final String OURS = "import static io.flexlink.cuda.FlexNccl.*;";
     static final String THEIRS = "import static org.bytedeco.cuda.global.nccl.*;";
 
