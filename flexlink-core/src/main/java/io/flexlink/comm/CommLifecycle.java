@@ -136,6 +136,10 @@ final class CommLifecycle {
         return revoked;
     }
 
+    boolean finalized() {
+        return finalized;
+    }
+
     /** Finalized or revoked: the state only close() leaves. */
     private void refuseSecondEnd(String call) {
         if (finalized || revoked) {

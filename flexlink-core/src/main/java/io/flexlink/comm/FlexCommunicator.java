@@ -109,10 +109,10 @@ public final class FlexCommunicator extends ParentCommunicator {
         life.checkSplittable();
     }
 
-    /** A revoke, also after an error; stopped staging cannot restart, so the parent stays revoked. */
+    /** A revoke, also after an error (a finalized one is refused next); stopped staging cannot restart. */
     @Override
     protected void stopBeforeShrink() {
-        if (!life.revoked()) {
+        if (!life.revoked() && !life.finalized()) {
             life.revoke();
         }
     }

@@ -129,6 +129,8 @@ class FinalizeRevokeTest {
                     refused(Result.INVALID_USAGE, "finalized", buf.allReduce(c, r));
                     refused(Result.INVALID_USAGE, "finalized", () -> c.split(0, 0));
                     refused(Result.INVALID_USAGE, "finalized", () -> c.shrink(new int[] {other}));
+                    refused(Result.INVALID_USAGE, "finalized", () -> c.shrink(new int[] {other}, true));
+                    refused(Result.INVALID_USAGE, "finalized", c::growId);
                     refused(Result.INVALID_ARGUMENT, "finalized already", c::finalizeComm);
                     refused(Result.INVALID_ARGUMENT, "finalized already", c::revoke);
                     c.close();
