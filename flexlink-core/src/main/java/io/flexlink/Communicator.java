@@ -163,10 +163,81 @@ public interface Communicator extends AutoCloseable {
      * other working, so they may be closed in any order, and each must be closed.
      *
      * @throws FlexLinkException INVALID_ARGUMENT naming {@code color} when any rank passed a color below
-     *         {@link #SPLIT_NOCOLOR} (every rank throws), INVALID_USAGE on a closed or aborted communicator or
-     *         inside a group, or the error that ended the child's creation on any member
+     *         {@link #SPLIT_NOCOLOR} (every rank throws), INVALID_USAGE on a closed, aborted or finalized
+     *         communicator (a {@link #revoke() revoked} one may split) or inside a group, or the error that ended
+     *         the child's creation on any member
      */
     Optional<Communicator> split(int color, int key);
+
+    /**
+     * Like {@code ncclCommShrink}: a child of every rank not in {@code excluded}, ranked in their order here
+     * (the gaps closed); {@link Optional#empty()} on an excluded rank. Built on {@link #split}: collective
+     * over every rank of this communicator, <b>the excluded ranks too</b> (they pass the same list and get no
+     * child; unlike NCCL, whose excluded ranks may be gone, FlexLink's rendezvous has no round among a subset),
+     * each from its own thread, outside any group; the child is a full communicator, independent of this one.
+     * Allowed on a usable or a {@link #revoke() revoked} communicator.
+     *
+     * @param excluded   the ranks left out; the same ranks (in any order) on every rank
+     * @param abortFirst NCCL_SHRINK_ABORT: first stop this communicator's work in flight ({@link #revoke()}
+     *                   unless it was revoked already), so that a call stuck on a failed peer cannot hold up the
+     *                   shrink
+     * @throws FlexLinkException INVALID_ARGUMENT naming {@code excluded} (null, empty, a rank out of range or
+     *         twice, every rank, or different lists on different ranks: every rank throws), INVALID_USAGE on a
+     *         closed, aborted or finalized communicator or inside a group, or what ended the child's creation
+     */
+    Optional<Communicator> shrink(int[] excluded, boolean abortFirst);
+
+    /** {@link #shrink(int[], boolean)} without stopping the work in flight (NCCL_SHRINK_DEFAULT). */
+    default Optional<Communicator> shrink(int[] excluded) {
+        return shrink(excluded, false);
+    }
+
+    /**
+     * Like {@code ncclCommFinalize}: waits until this rank's enqueued work is done (its part of the peers'
+     * work included, as {@link #close()} waits), then frees every resource but the handle. Afterwards only
+     * {@link #close()} is allowed: collectives, split and shrink throw INVALID_USAGE, finalizeComm and revoke
+     * INVALID_ARGUMENT (as NCCL's double finalize); {@link #getAsyncError()} is SUCCESS. Blocking; outside any
+     * group (the facade's ncclCommFinalize defers it to the group's end, as NCCL does).
+     *
+     * @throws FlexLinkException INVALID_ARGUMENT when already finalized or revoked, INVALID_USAGE on a closed
+     *         or aborted communicator or inside a group, the communicator's error when it failed (before or
+     *         while its work drained)
+     */
+    void finalizeComm();
+
+    /**
+     * Like {@code ncclCommRevoke}: stops this communicator's work in flight (every stream blocked in one of its
+     * collectives, here and at the peers, is released; the data of unfinished calls is garbage; the peers see
+     * REMOTE_ERROR as after an abort and should revoke too), frees its paths, and keeps its ranks' rendezvous
+     * so that {@link #split} and {@link #shrink} can still make a child. Afterwards collectives throw
+     * INVALID_USAGE, finalizeComm and a second revoke INVALID_ARGUMENT; {@link #getAsyncError()} is
+     * IN_PROGRESS until every stream left the communicator, then SUCCESS. Allowed after an abort or an error
+     * (that is what it is for). Safe from any thread.
+     *
+     * @throws FlexLinkException INVALID_ARGUMENT when already revoked or finalized, INVALID_USAGE when closed
+     */
+    void revoke();
+
+    /**
+     * Like {@code ncclCommGetUniqueId}: a fresh id for {@link #grow}, which ranks in any process of this machine
+     * may join (as {@link FlexLink#getUniqueIdForProcesses}); called on the grow's root only. One at a time: a
+     * second call before a grow consumed the first throws INVALID_USAGE, as NCCL's.
+     */
+    UniqueId growId();
+
+    /**
+     * Like {@code ncclCommGrow} on an existing rank: a new communicator of {@code nRanks} ranks in which every
+     * rank of this one keeps its rank, and the new ranks, {@code [size(), nRanks)}, join with
+     * {@link FlexLink#initRank initRank(nRanks, id, rank, device)} (the facade's ncclCommGrow with a NULL comm).
+     * Collective over every rank of this communicator, each from its own thread, outside any group: the root
+     * passes the id of its {@link #growId()} (which the grow consumes), the others null, and one round here
+     * hands it to them. This communicator is unchanged (close it when done); the new one is independent of it.
+     *
+     * @throws FlexLinkException INVALID_ARGUMENT naming {@code nRanks} (not more than {@code size()}) or
+     *         {@code uniqueId} (no rank or two ranks passed one: every rank throws), INVALID_USAGE as split, or
+     *         what ended the new communicator's creation
+     */
+    Communicator grow(int nRanks, UniqueId id);
 
     /** Statistics: bytes and time per path, shares per size bucket, tuning history. */
     CommStats stats();
@@ -174,8 +245,9 @@ public interface Communicator extends AutoCloseable {
     /**
      * Stops the communicator on every rank: every stream blocked in one of its collectives, here and at the
      * peers, is released (the data of unfinished calls is garbage), its resources are freed without
-     * waiting for the peers, and later calls fail with INVALID_USAGE (or with the error that caused the
-     * abort). Memory that a stream which never returns still uses is freed by {@link #close()} once it
+     * waiting for the peers (its ranks' rendezvous connections stay until {@link #close()}, so that a
+     * {@link #revoke()} may still lead to a split), and later calls fail with INVALID_USAGE (or with the error
+     * that caused the abort). Memory that a stream which never returns still uses is freed by {@link #close()} once it
      * returned. Safe from any thread; idempotent.
      */
     void abort();

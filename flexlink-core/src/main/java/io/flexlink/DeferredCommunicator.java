@@ -231,6 +231,31 @@ final class DeferredCommunicator implements Communicator {
     }
 
     @Override
+    public java.util.Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
+        return target().shrink(excluded, abortFirst);
+    }
+
+    @Override
+    public UniqueId growId() {
+        return target().growId();
+    }
+
+    @Override
+    public Communicator grow(int nRanks, UniqueId id) {
+        return target().grow(nRanks, id);
+    }
+
+    @Override
+    public void finalizeComm() {
+        target().finalizeComm();
+    }
+
+    @Override
+    public void revoke() {
+        target().revoke();
+    }
+
+    @Override
     public Result getAsyncError() {
         Communicator c = real;
         if (c != null) {

@@ -189,6 +189,39 @@ public final class FlexLink {
         return GroupedInit.defer(nranks, rank, device, () -> Hierarchy.initRank(backend, c, nranks, id, rank, device));
     }
 
+    /**
+     * Like {@code ncclCommInitRankScalable}: {@link #initRank(Backend, FlexLinkConfig, int, UniqueId, int, int)}
+     * with several ids, the same ones in the same order on every rank (a name of its own: an overload would make
+     * {@code initRank(…, null, …)} ambiguous). NCCL spreads its bootstrap over them (up to
+     * one per rank); FlexLink's rendezvous is one server, rank 0's (or the lobby that leads to it), so the ranks
+     * meet at {@link #scalableRendezvous the first id} and the others are only checked. An unused lobby closes by
+     * itself after {@code flexlink.initTimeout}, as any id's that no rank joins.
+     */
+    public static Communicator initRankScalable(Backend backend, FlexLinkConfig config, int nranks, UniqueId[] ids,
+                                                int rank, int device) {
+        return initRank(backend, config, nranks, scalableRendezvous(ids, nranks), rank, device);
+    }
+
+    /**
+     * The id of several ({@code ncclCommInitRankScalable}'s) at which FlexLink's ranks meet: the first, after
+     * NCCL's checks (1 to {@code nranks} ids) and a check of every id (INVALID_ARGUMENT naming it).
+     */
+    public static UniqueId scalableRendezvous(UniqueId[] ids, int nranks) {
+        if (ids == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "commIds: null");
+        }
+        if (ids.length < 1 || ids.length > Math.max(1, nranks)) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "nId: " + ids.length + " ids is not in [1, nranks = "
+                    + nranks + "]");
+        }
+        for (int i = 0; i < ids.length; i++) {
+            if (ids[i] == null) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "commIds[" + i + "]: null");
+            }
+        }
+        return ids[0];
+    }
+
     private static void checkBackend(Backend backend) {
         if (backend == null) {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "backend: null");
@@ -201,6 +234,36 @@ public final class FlexLink {
             throw new FlexLinkException(Result.INVALID_ARGUMENT, "config: null");
         }
         return config.conclude();
+    }
+
+    /**
+     * Like {@code ncclGroupSimulateEnd}: ends the innermost group without launching anything. The outermost
+     * returns the seconds the group's calls would take and forgets them (NCCL's simulation enqueues nothing);
+     * the communicators {@link #initRank} deferred in it are still made, as NCCL still runs a simulated group's
+     * creations. An inner end returns NaN. The estimate ({@code launch.GroupEstimate}): per communicator the sum
+     * of its calls' times, each the balancer's measured time for its collective and size where it has one, else
+     * 10 µs plus its bus bytes at 25 GB/s; the group's is its slowest communicator's.
+     *
+     * @throws FlexLinkException INVALID_USAGE outside a group; a call's error when one of the group failed
+     */
+    public static double groupSimulateEnd() {
+        double seconds = Double.NaN;
+        Throwable failure = null;
+        try {
+            seconds = Groups.simulateEnd();
+        } catch (RuntimeException | Error e) {
+            failure = e;
+        }
+        if (!Groups.active()) {
+            failure = GroupedInit.runPending(failure);
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        if (failure != null) {
+            throw (RuntimeException) failure;
+        }
+        return seconds;
     }
 
     /** Starts a group of calls on this thread (like {@code ncclGroupStart}); groups nest. */

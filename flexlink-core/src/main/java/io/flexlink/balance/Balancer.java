@@ -159,6 +159,28 @@ public final class Balancer implements Shares {
         onTuned.accept(table);
     }
 
+    /**
+     * The lower median of the slowest path's time over this rank's samples of the call's channel (the paths run
+     * side by side, so a call takes as long as its slowest); NaN without samples of the current shares.
+     */
+    @Override
+    public synchronized double estimateSeconds(Collective collective, long bytes) {
+        int ch = SizeBuckets.channel(collective, bytes);
+        int n = samples[ch] == null ? 0 : Math.min(sampleCount[ch], SAMPLES);
+        if (n == 0) {
+            return Double.NaN;
+        }
+        float[] slowest = new float[n];
+        for (int i = 0; i < n; i++) {
+            for (int p = 0; p <= aux; p++) {
+                float t = samples[ch][p][i];
+                slowest[i] = Float.isNaN(t) ? slowest[i] : Math.max(slowest[i], t);
+            }
+        }
+        Arrays.sort(slowest);
+        return slowest[(n - 1) / 2];
+    }
+
     /** The median per path of this rank's samples of the current version, into {@link #local}. */
     private boolean measurement(int ch) {
         int n = Math.min(sampleCount[ch], SAMPLES);

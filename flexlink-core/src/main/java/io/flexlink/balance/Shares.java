@@ -26,6 +26,14 @@ public interface Shares {
     default void record(int token, float[] times) {
     }
 
+    /**
+     * The measured completion time (seconds) of a call of {@code collective} moving {@code bytes} per rank under
+     * the current shares, for {@code groupSimulateEnd}; NaN where nothing was measured (fixed shares never are).
+     */
+    default double estimateSeconds(Collective collective, long bytes) {
+        return Double.NaN;
+    }
+
     /** True when calls are ever timed (then the engine keeps timing events). */
     default boolean timed() {
         return false;

@@ -13,7 +13,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The states of one communicator and how it leaves them: healthy, failed (an asynchronous error is
  * recorded: every call throws it), aborted (by the application, a lost peer or the watchdog: calls throw
- * INVALID_USAGE, or the error that caused it), closed. One lock serializes the calls and every
+ * INVALID_USAGE, or the error that caused it), finalized (its work drained and its resources freed: only
+ * close is left), revoked (its work stopped and its paths freed, its ranks' rendezvous kept: split, shrink
+ * and close are left), closed. Finalized and revoked exclude each other, as in NCCL (a revoke is a
+ * finalize that does not wait). One lock serializes the calls and every
  * transition, so that nothing frees a path a call is using; it is only held while enqueueing, and a call
  * waiting on the host for its peers gives it up when an abort is requested.
  */
@@ -35,6 +38,8 @@ final class CommLifecycle implements io.flexlink.runtime.CaptureUser {
     private volatile boolean closed;
     private volatile boolean aborted;
     private volatile boolean abortRequested;
+    private volatile boolean finalized;
+    private volatile boolean revoked;
 
     /** Runs before close() waits for the paths' streams: the enqueue thread hands over everything it has. */
     private final Runnable drainEnqueue;
@@ -110,9 +115,14 @@ final class CommLifecycle implements io.flexlink.runtime.CaptureUser {
         }
     }
 
-    /** Under the lock, before a call: closed, broken by an asynchronous error (its result), or aborted. */
+    /** Under the lock, before a call: closed, finalized, revoked, broken by an asynchronous error, or aborted. */
     void checkUsable() {
         checkNotClosed();
+        if (finalized || revoked) {
+            // NCCL refuses a revoked communicator's collectives with ncclInvalidUsage; a finalized one has nothing left
+            throw new FlexLinkException(Result.INVALID_USAGE, "communicator: rank " + rank + " was " + (finalized
+                    ? "finalized: only close() is allowed" : "revoked: only split, shrink and close() are allowed"));
+        }
         FlexLinkException e = health.check();
         if (e != null) {
             throw new FlexLinkException(e.result(), "communicator: rank " + rank + "/" + size + " has an "
@@ -121,6 +131,100 @@ final class CommLifecycle implements io.flexlink.runtime.CaptureUser {
         if (aborted || abortRequested) {
             throw new FlexLinkException(Result.INVALID_USAGE, "communicator: rank " + rank + " was aborted");
         }
+    }
+
+    /** Before a split or a shrink: usable, or revoked (its rendezvous was kept for that). */
+    void checkSplittable() {
+        lock.lock();
+        try {
+            if (!revoked || closed) {
+                checkUsable();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Null unless revoked; then IN_PROGRESS until every stream left the communicator, SUCCESS after (NCCL's). */
+    Result revokedResult() {
+        return !revoked ? null : teardown.done() ? Result.SUCCESS : Result.IN_PROGRESS;
+    }
+
+    boolean revoked() {
+        return revoked;
+    }
+
+    boolean finalized() {
+        return finalized;
+    }
+
+    /** Finalized or revoked: the state only close() leaves. */
+    private void refuseSecondEnd(String call) {
+        if (finalized || revoked) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, call + ": rank " + rank + " was "
+                    + (finalized ? "finalized" : "revoked") + " already; only close() is left");
+        }
+    }
+
+    /**
+     * See {@link io.flexlink.Communicator#finalizeComm()}: marks the communicator finalized, waits for its work
+     * as close() does (outside the lock, so that the watchdog can still abort a wait that never ends), then
+     * frees everything but the ranks' rendezvous; throws the error that the drain met.
+     */
+    void finalizeComm(boolean inGroup) {
+        lock.lock();
+        try {
+            checkNotClosed();
+            if (inGroup) {
+                throw new FlexLinkException(Result.INVALID_USAGE, "finalizeComm: rank " + rank + " is inside a group "
+                        + "(FlexLink.groupStart); the group's calls of it would never launch");
+            }
+            refuseSecondEnd("finalizeComm");
+            checkUsable();
+            finalized = true;
+        } finally {
+            lock.unlock();
+        }
+        drain();
+        FlexLinkException failed;
+        lock.lock();
+        try {
+            failed = aborted ? health.error() : health.check();
+            if (failed == null && aborted) {
+                failed = new FlexLinkException(Result.REMOTE_ERROR, "the communicator was aborted while it drained");
+            }
+            release(drainNanos, failed != null);
+        } finally {
+            lock.unlock();
+        }
+        unwatchIfReleased();
+        if (failed != null) {
+            throw new FlexLinkException(failed.result(), "finalizeComm: rank " + rank + "'s work failed: "
+                    + failed.detail(), failed);
+        }
+    }
+
+    /**
+     * See {@link io.flexlink.Communicator#revoke()}: what an abort does (every path told, so that blocked streams
+     * here and at the peers move on; then the paths freed once idle, boundedly) without taking the ranks'
+     * rendezvous, which a split or shrink needs and close() releases.
+     */
+    void revoke() {
+        checkNotClosed();
+        refuseSecondEnd("revoke");
+        abortRequested = true; // a call waiting for its peers gives up the lock
+        lock.lock();
+        try {
+            checkNotClosed();
+            refuseSecondEnd("revoke");
+            revoked = true;
+            LOG.info("rank {}/{}: communicator revoked; stopping its work in flight", rank, size);
+            health.tell();
+            release(drainNanos, true);
+        } finally {
+            lock.unlock();
+        }
+        unwatchIfReleased();
     }
 
     /** See {@link FlexCommunicator#abort()}. */
@@ -168,22 +272,8 @@ final class CommLifecycle implements io.flexlink.runtime.CaptureUser {
         } finally {
             lock.unlock();
         }
-        if (first && !aborted && health.error() == null) {
-            try {
-                drainEnqueue.run();
-            } catch (RuntimeException e) {
-                LOG.debug("rank {}: the enqueue thread failed before close: {}", rank, e.getMessage());
-            }
-            // outside the lock, so that the watchdog can still abort a wait that never ends
-            for (Path p : aux) {
-                for (RuntimeStream s : p.streams()) {
-                    try {
-                        s.synchronize();
-                    } catch (FlexLinkException e) {
-                        LOG.debug("rank {}: {} failed before close: {}", rank, p.name(), e.getMessage());
-                    }
-                }
-            }
+        if (first && !aborted && !revoked && !finalized && health.error() == null) {
+            drain();
         }
         lock.lock();
         try {
@@ -192,6 +282,24 @@ final class CommLifecycle implements io.flexlink.runtime.CaptureUser {
             lock.unlock();
         }
         unwatchIfReleased();
+    }
+
+    /** Waits for the enqueue thread and every path's streams; outside the lock, so that the watchdog can abort it. */
+    private void drain() {
+        try {
+            drainEnqueue.run();
+        } catch (RuntimeException e) {
+            LOG.debug("rank {}: the enqueue thread failed before close: {}", rank, e.getMessage());
+        }
+        for (Path p : aux) {
+            for (RuntimeStream s : p.streams()) {
+                try {
+                    s.synchronize();
+                } catch (FlexLinkException e) {
+                    LOG.debug("rank {}: {} failed before close: {}", rank, p.name(), e.getMessage());
+                }
+            }
+        }
     }
 
     private void unwatchIfReleased() {
@@ -244,7 +352,7 @@ final class CommLifecycle implements io.flexlink.runtime.CaptureUser {
             return;
         }
         try {
-            if (aborted) {
+            if (aborted || revoked) {
                 release(0, true);
             } else if (health.poll() != null) {
                 // a peer's abort or a failed stream: this rank's record shows where its own calls stood

@@ -136,7 +136,7 @@ public final class CommunicatorFactory {
 
     /**
      * Creates one rank over any exchange (in-process or over the network). The communicator owns
-     * {@code exchange}: it is closed when creation fails or the communicator is closed or aborted, and
+     * {@code exchange}: it is closed when creation fails or the communicator is closed (an abort keeps it), and
      * a peer process that the exchange reports lost aborts the communicator, which releases this rank's
      * streams blocked on that peer.
      */
@@ -271,23 +271,21 @@ public final class CommunicatorFactory {
         }
         SharedBoard boardToClose = board;
         TuningCacheWriter writerToClose = cacheWriter;
+        // the rendezvous connections are not here: they live until close() (the splitter holds them), so that a
+        // revoked or aborted communicator can still be split
         AutoCloseable resources = () -> {
-            try {
-                if (writerToClose != null) {
-                    writerToClose.close();
-                }
-                if (boardToClose != null) {
-                    boardToClose.close();
-                }
-            } finally {
-                exchange.close(); // the rendezvous connections live as long as the communicator
+            if (writerToClose != null) {
+                writerToClose.close();
+            }
+            if (boardToClose != null) {
+                boardToClose.close();
             }
         };
         // an abort reaches a peer waiting at a decision point through the board's own abort word
         Runnable tellPeers = board == null ? null : () -> boardToClose.abort(rank);
         // a child is made over its subgroup's exchange like any rank, on the real backend (it tracks its own)
         CommSplitter splitter = new CommSplitter(exchange, rank, config, (childExchange, size, childRank) ->
-                initRank(realBackend, config, childExchange, size, childRank, device));
+                initRank(realBackend, config, childExchange, size, childRank, device), false);
         FlexCommunicator comm = new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
                 config.minSplitBytes(), resources, config.timeout(), tellPeers, config.enqueueThread(), splitter);
         log.owned(0, comm, comm::abort); // it frees everything made so far; an abort also tells the peers

@@ -12,6 +12,7 @@ import io.flexlink.Stream;
 import io.flexlink.balance.CallTimer;
 import io.flexlink.balance.PathCounters;
 import io.flexlink.balance.Shares;
+import io.flexlink.launch.GroupEstimate;
 import io.flexlink.launch.GroupedCalls;
 import io.flexlink.launch.Groups;
 import io.flexlink.launch.Launcher;
@@ -21,12 +22,10 @@ import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.validate.AllToAllvArgs;
-import io.flexlink.validate.CollectiveApi;
 import io.flexlink.validate.Validator;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * and makes every later call throw it), {@link Watchdog} (timeouts) and {@link Teardown} (freeing without
  * hanging); docs/operations.md says what an application does with each.
  */
-public final class FlexCommunicator extends CollectiveApi {
+public final class FlexCommunicator extends ParentCommunicator {
     private static final Logger LOG = LoggerFactory.getLogger(FlexCommunicator.class);
 
     private final Backend backend;
@@ -62,19 +61,17 @@ public final class FlexCommunicator extends CollectiveApi {
     private final CallWatch watch;
     /** This communicator's calls of the current group (or the one call of a group of one). */
     private final GroupedCalls grouped;
-    private final CommSplitter splitter;
     private final AllToAllvArgs allToAllvArgs = new AllToAllvArgs();
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
                      List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
                      Duration timeout, Runnable tellPeers, boolean enqueueThread, CommSplitter splitter) {
-        super(rank, size, device);
+        super(rank, size, device, splitter);
         this.backend = backend;
         this.transport = transport;
         this.hasPrimary = primary != null;
         Path[] aux = auxPaths.toArray(new Path[0]);
         this.shares = shares;
-        this.splitter = splitter;
         this.grouped = new GroupedCalls(aux.length);
         List<String> names = new ArrayList<>();
         names.add(primary == null ? "primary(off)" : primary.name());
@@ -101,11 +98,6 @@ public final class FlexCommunicator extends CollectiveApi {
         life.start();
     }
 
-    /** The paths in use, primary first (absent when off). */
-    List<String> pathNames() {
-        return counters.names();
-    }
-
     // ---- validate, then record into the group (a group of one outside a group) ----
 
     @Override
@@ -115,16 +107,27 @@ public final class FlexCommunicator extends CollectiveApi {
         AllToAllV.run(this, allToAllvArgs, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, stream);
     }
 
-    /** Checked under the lock like a call, then split outside it: the split waits for the other ranks. */
     @Override
-    public Optional<Communicator> split(int color, int key) {
-        lock.lock();
-        try {
-            life.checkUsable();
-        } finally {
-            lock.unlock();
+    protected void checkSplittable() {
+        life.checkSplittable();
+    }
+
+    /** A revoke, also after an error (a finalized one is refused next); stopped staging cannot restart. */
+    @Override
+    protected void stopBeforeShrink() {
+        if (!life.revoked() && !life.finalized()) {
+            life.revoke();
         }
-        return splitter.split(color, key);
+    }
+
+    @Override
+    public void finalizeComm() {
+        life.finalizeComm(Groups.active());
+    }
+
+    @Override
+    public void revoke() {
+        life.revoke();
     }
 
     @Override
@@ -176,7 +179,7 @@ public final class FlexCommunicator extends CollectiveApi {
             }
             Validator.checkCall(c, send, recv, count, type, op, root, rank, size);
             Validator.checkMemory(backend, c, send, recv, count, type, root, rank, size, device);
-            RuntimeStream stream = CallStreams.check(backend, device, userStream);
+            RuntimeStream stream = Validator.checkStream(backend, userStream, device);
             stream.capturedBy(life);
             if (count == 0) {
                 return;
@@ -247,6 +250,16 @@ public final class FlexCommunicator extends CollectiveApi {
             lock.lock();
             try {
                 grouped.clear();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public double estimateSeconds() {
+            lock.lock();
+            try {
+                return GroupEstimate.seconds(grouped, shares, size);
             } finally {
                 lock.unlock();
             }
@@ -348,7 +361,8 @@ public final class FlexCommunicator extends CollectiveApi {
     /** The first asynchronous error (polled now if the communicator's lock is free); never blocks. */
     @Override
     public Result getAsyncError() {
-        return CommHealth.result(health.poll(), life.aborted());
+        Result revoked = life.revokedResult();
+        return revoked != null ? revoked : CommHealth.result(health.poll(), life.aborted());
     }
 
     @Override
@@ -380,6 +394,7 @@ public final class FlexCommunicator extends CollectiveApi {
     @Override
     public void close() {
         life.close();
+        splitter.closeParent(); // the ranks' rendezvous outlives an abort or a revoke: a split may follow those
     }
 
     /** Moves this communicator to another watchdog (tests: one with a manual clock). */

@@ -35,7 +35,7 @@ final class Teardown {
     private final boolean[] freed;
     private final List<AutoCloseable> rest = new ArrayList<>();
     private boolean warned;
-    private boolean done;
+    private volatile boolean done;
 
     Teardown(int rank, int size, Path primary, Path[] aux) {
         this.rank = rank;

@@ -2,7 +2,6 @@ package io.flexlink.hier;
 
 import io.flexlink.Collective;
 import io.flexlink.CommStats;
-import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.PreMulSum;
@@ -16,11 +15,10 @@ import io.flexlink.runtime.RankExchange;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
+import io.flexlink.comm.ParentCommunicator;
 import io.flexlink.validate.AllToAllvArgs;
-import io.flexlink.validate.CollectiveApi;
 import io.flexlink.validate.Validator;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -39,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * {@code groupStart}/{@code groupEnd} are refused: a group would defer the node-local stages past the
  * rail stage that reads their results; Send and Recv inside a node join the group.
  */
-public final class HierarchicalCommunicator extends CollectiveApi {
+public final class HierarchicalCommunicator extends ParentCommunicator {
     private static final Logger LOG = LoggerFactory.getLogger(HierarchicalCommunicator.class);
     private static final long DRAIN_NANOS = 10_000_000_000L;
 
@@ -47,7 +45,6 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     private final HierRank h;
     private final RankExchange parent;
     /** Splits over the job's exchange: a child may span several nodes (hierarchical) or one (single-node). */
-    private final CommSplitter splitter;
     private final StageTimer timer;
     private final Scratch scratch;
     private final Zeros zeros;
@@ -64,14 +61,14 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     private RuntimeStream lastStream;
     private volatile boolean closed;
     private volatile boolean aborted;
+    private final HierEnds ends = new HierEnds();
     private volatile FlexLinkException error;
     private boolean released;
     private volatile boolean freed;
 
     HierarchicalCommunicator(Backend backend, HierRank h, int device, RankExchange parent, CommSplitter splitter) {
-        super(h.rank, h.size, device);
+        super(h.rank, h.size, device, splitter);
         this.backend = backend;
-        this.splitter = splitter;
         this.h = h;
         this.parent = parent;
         this.timer = new StageTimer(backend, device);
@@ -169,15 +166,51 @@ public final class HierarchicalCommunicator extends CollectiveApi {
     }
 
     @Override
-    public Optional<Communicator> split(int color, int key) {
+    protected void checkSplittable() {
         checkUsable();
-        return splitter.split(color, key);
+    }
+
+    /** Refused: stopping a multi-node communicator's work ends the job's rendezvous ({@link #release}). */
+    @Override
+    protected void stopBeforeShrink() {
+        throw new FlexLinkException(Result.INVALID_USAGE, who() + ": shrink with abortFirst on a multi-node "
+                + "communicator: stopping its work ends the job's rendezvous that a shrink needs");
+    }
+
+    /** Waits for this rank's work as close() does, then finalizes the node's communicator; only close() is left. */
+    @Override
+    public void finalizeComm() {
+        ends.begin(HierEnds.FINALIZED, closed, this::checkUsable, who());
+        lock.lock();
+        try {
+            drainLastCall();
+            Result r = getAsyncError();
+            if (r != Result.SUCCESS) {
+                String why = error == null ? "aborted" : error.getMessage();
+                throw new FlexLinkException(r, who() + ": finalizeComm: " + why);
+            }
+            if (h.intra != null) {
+                h.intra.finalizeComm();
+            }
+            freeWhenDrained(DRAIN_NANOS);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Stops the work as abort() does (which ends the job's rendezvous: no split or shrink can follow here). */
+    @Override
+    public void revoke() {
+        ends.begin(HierEnds.REVOKED, closed, null, who());
+        release("rank " + h.rank + " revoked the communicator");
+        freeWhenDrained(DRAIN_NANOS);
     }
 
     private void checkUsable() {
         if (closed) {
             throw new FlexLinkException(Result.INVALID_USAGE, who() + ": the communicator is closed");
         }
+        ends.check(who());
         FlexLinkException e = error;
         if (e != null) {
             throw new FlexLinkException(e.result(), who() + ": " + e.getMessage(), e);
@@ -270,6 +303,10 @@ public final class HierarchicalCommunicator extends CollectiveApi {
 
     @Override
     public Result getAsyncError() {
+        Result revoked = ends.revokedResult(freed);
+        if (revoked != null) {
+            return revoked;
+        }
         FlexLinkException e = error;
         if (e != null) {
             return e.result();
@@ -352,12 +389,7 @@ public final class HierarchicalCommunicator extends CollectiveApi {
         }
         lock.lock();
         try {
-            while (!released && lastStream != null && !lastDone.isComplete()) {
-                if (getAsyncError() != Result.SUCCESS) {
-                    break;
-                }
-                LockSupport.parkNanos(200_000);
-            }
+            drainLastCall();
             if (h.intra != null) {
                 h.intra.close();
             }
@@ -368,6 +400,16 @@ public final class HierarchicalCommunicator extends CollectiveApi {
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Under the lock: waits until the last call left its stream, giving up when an error ends it. */
+    private void drainLastCall() {
+        while (!released && lastStream != null && !lastDone.isComplete()) {
+            if (getAsyncError() != Result.SUCCESS) {
+                break;
+            }
+            LockSupport.parkNanos(200_000);
         }
     }
 

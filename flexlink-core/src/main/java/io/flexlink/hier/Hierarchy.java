@@ -144,7 +144,7 @@ public final class Hierarchy {
             HierRank h = new HierRank(rank, layout, intra, rail, config.minSplitBytes(),
                     config.get(FlexLinkConfig.HIER_PIECE_BYTES));
             CommSplitter splitter = new CommSplitter(parent, rank, config, (childExchange, size, childRank) ->
-                    initRank(backend, config, childExchange, size, childRank, childLocal -> device));
+                    initRank(backend, config, childExchange, size, childRank, childLocal -> device), true);
             HierarchicalCommunicator comm = new HierarchicalCommunicator(backend, h, device, parent, splitter);
             built.set(comm);
             parent.onPeerLost(comm::peerLost);

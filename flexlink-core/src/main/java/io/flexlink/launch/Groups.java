@@ -32,6 +32,9 @@ public final class Groups {
 
         /** Instead of phases 1 or 3 when the group failed: forget the group's calls. */
         void discard();
+
+        /** {@code ncclGroupSimulateEnd}: the seconds this communicator's calls of the group would take. */
+        double estimateSeconds();
     }
 
     private int depth;
@@ -95,6 +98,42 @@ public final class Groups {
             g.failed = null;
         }
         rethrow(failure);
+    }
+
+    /**
+     * {@code ncclGroupSimulateEnd}: ends the group like {@link #end} but launches nothing; the outermost end
+     * returns the seconds its calls would take (the slowest communicator's: communicators run side by side) and
+     * forgets them, as NCCL's simulation leaves nothing enqueued; an inner end returns NaN. A failed group throws
+     * as {@link #end} does.
+     */
+    public static double simulateEnd() {
+        Groups g = CURRENT.get();
+        if (g.depth == 0) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "groupSimulateEnd: no group was started on this thread");
+        }
+        if (--g.depth > 0) {
+            return Double.NaN;
+        }
+        double slowest = 0;
+        Throwable failure = g.failed == null ? null : new FlexLinkException(g.failed.result(), "groupSimulateEnd: "
+                + "the group was cancelled because a call of it failed: " + g.failed.detail(), g.failed);
+        try {
+            for (Member m : g.members) {
+                if (failure == null) {
+                    slowest = Math.max(slowest, m.estimateSeconds());
+                }
+                failure = keepFirst(failure, m::discard);
+            }
+            for (PrimaryTransport t : g.started) {
+                failure = keepFirst(failure, t::groupEnd); // nothing of this group was enqueued into it
+            }
+        } finally {
+            g.started.clear();
+            g.members.clear();
+            g.failed = null;
+        }
+        rethrow(failure);
+        return slowest;
     }
 
     /** The phases of a group of one (a call outside any group): primary work, then the auxiliary paths. */

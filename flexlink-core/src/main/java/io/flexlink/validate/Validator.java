@@ -6,7 +6,10 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
+import io.flexlink.Stream;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.RuntimeStream;
+import java.util.Arrays;
 
 /**
  * Argument checks, run before anything is enqueued. Messages name the argument as NCCL's API does
@@ -175,7 +178,43 @@ public final class Validator {
         }
     }
 
+    /** The backend's stream of {@code userStream}, which must be on {@code device}. */
+    public static RuntimeStream checkStream(Backend backend, Stream userStream, int device) {
+        if (userStream == null) {
+            throw invalid("stream: null");
+        }
+        RuntimeStream stream = backend.runtimeStream(userStream);
+        if (stream.device() != device) {
+            throw invalid("stream: belongs to device " + stream.device() + ", the communicator's device is " + device);
+        }
+        return stream;
+    }
+
     public static long address(Buffer b) {
         return b == null ? 0 : b.address();
+    }
+
+    /** {@code excluded} sorted, or INVALID_ARGUMENT naming it: NCCL's checks (a list, not empty) and ranges. */
+    public static int[] checkExcluded(int[] excluded, int size) {
+        if (excluded == null || excluded.length == 0) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: " + (excluded == null ? "null"
+                    : "empty") + "; name at least one rank to leave out (split copies every rank)");
+        }
+        int[] sorted = excluded.clone();
+        Arrays.sort(sorted);
+        for (int i = 0; i < sorted.length; i++) {
+            if (sorted[i] < 0 || sorted[i] >= size) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: rank " + sorted[i] + " is not in [0, "
+                        + size + ")");
+            }
+            if (i > 0 && sorted[i] == sorted[i - 1]) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: rank " + sorted[i] + " twice");
+            }
+        }
+        if (sorted.length == size) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "excluded: every rank of " + size
+                    + "; a shrink keeps at least one");
+        }
+        return sorted;
     }
 }

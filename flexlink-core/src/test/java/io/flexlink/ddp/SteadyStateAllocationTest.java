@@ -206,6 +206,29 @@ class SteadyStateAllocationTest {
         }
 
         @Override
+        public java.util.Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in does not shrink");
+        }
+
+        @Override
+        public io.flexlink.UniqueId growId() {
+            throw new UnsupportedOperationException("a test's one-rank stand-in does not grow");
+        }
+
+        @Override
+        public Communicator grow(int nRanks, io.flexlink.UniqueId id) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in does not grow");
+        }
+
+        @Override
+        public void finalizeComm() {
+        }
+
+        @Override
+        public void revoke() {
+        }
+
+        @Override
         public int rank() {
             return 0;
         }

@@ -85,6 +85,10 @@ final class FacadeCalls {
         }
         switch (what) {
             case 0: {
+                int ending = FacadeEnds.state(c); // a background finalize or revoke, or a failed one
+                if (ending >= 0) {
+                    return ending;
+                }
                 int code = c.comm.getAsyncError().code();
                 if (code == Result.SUCCESS.code() && c.nccl != null) {
                     int[] t = SCRATCH_INT.get();

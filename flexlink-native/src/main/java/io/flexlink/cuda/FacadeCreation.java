@@ -50,7 +50,8 @@ final class FacadeCreation {
                 nccls = NcclTransport.endCapture();
                 Devices.exit(previous);
             }
-            return new FacadeComm(handle, comm, nccls.size() == 1 ? nccls.get(0) : null, backend, options.commName());
+            return new FacadeComm(handle, comm, nccls.size() == 1 ? nccls.get(0) : null, backend, options.commName(),
+                    options.blocking());
         }
     });
 

@@ -53,7 +53,7 @@ final class FacadeInfo {
         }
         try {
             byte[] b = FlexLink.getUniqueIdForProcesses(FlexLinkConfig.fromEnvironment()).toBytes();
-            UNSAFE.copyMemory(b, UNSAFE.arrayBaseOffset(byte[].class), null, FlexNccl.idAddress(uniqueId),
+            UNSAFE.copyMemory(b, UNSAFE.arrayBaseOffset(byte[].class), null, FacadeInfo.idAddress(uniqueId),
                     NCCL_UNIQUE_ID_BYTES);
             return Result.SUCCESS.code();
         } catch (FlexLinkException e) {
@@ -61,6 +61,11 @@ final class FacadeInfo {
         } catch (RuntimeException | LinkageError e) {
             return NcclFacade.internal("ncclGetUniqueId", e);
         }
+    }
+
+    /** Where a bytedeco {@link ncclUniqueId}'s 128 bytes are (its position counts whole ids). */
+    static long idAddress(ncclUniqueId id) {
+        return id.address() + id.position() * NCCL_UNIQUE_ID_BYTES;
     }
 
     /** FlexLink's text for each result code (a cached native string, like NCCL's static ones). */

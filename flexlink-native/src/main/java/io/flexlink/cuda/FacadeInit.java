@@ -5,8 +5,10 @@ import static io.flexlink.cuda.FlexNccl.ncclInvalidArgument;
 import static io.flexlink.cuda.FlexNccl.ncclSuccess;
 import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
+import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
+import io.flexlink.UniqueId;
 import java.nio.IntBuffer;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
@@ -26,7 +28,7 @@ final class FacadeInit {
             return ncclInvalidArgument;
         }
         byte[] id = new byte[NCCL_UNIQUE_ID_BYTES];
-        UNSAFE.copyMemory(null, FlexNccl.idAddress(commId), id, UNSAFE.arrayBaseOffset(byte[].class), NCCL_UNIQUE_ID_BYTES);
+        UNSAFE.copyMemory(null, FacadeInfo.idAddress(commId), id, UNSAFE.arrayBaseOffset(byte[].class), NCCL_UNIQUE_ID_BYTES);
         return FacadeCreation.CUDA.initRank(handle, nranks, id, rank, options);
     }
 
@@ -66,6 +68,64 @@ final class FacadeInit {
     }
 
     /**
+     * {@code ncclCommInitRankScalable} into {@code out} (an {@link ncclComm} or the {@code ncclComm_t*} slot of a
+     * {@link PointerPointer}): NCCL spreads its bootstrap over up to one id per rank; FlexLink's rendezvous is one
+     * server (rank 0's, or the lobby that leads to it) and needs one address, so every rank meets at the first id,
+     * which is the same on every rank (NCCL requires the same ids in the same order everywhere). The others are
+     * checked to be FlexLink ids and are not used: a lobby of theirs closes by itself after flexlink.initTimeout.
+     */
+    static int initRankScalable(Pointer out, int nranks, int myrank, int nId, ncclUniqueId commIds, Pointer config) {
+        if (out == null || out.address() == 0 && out instanceof PointerPointer) {
+            return ncclInvalidArgument;
+        }
+        long[] h = new long[1];
+        int rc;
+        try {
+            FacadeOptions options = FacadeOptions.read(config == null ? 0
+                    : config.address() + config.position() * FacadeOptions.BYTES);
+            rc = scalable(h, nranks, myrank, nId, commIds == null ? 0 : FacadeInfo.idAddress(commIds), options,
+                    FacadeCreation.CUDA);
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed("ncclCommInitRankScalable", e);
+        }
+        if (rc == ncclSuccess || rc == Result.IN_PROGRESS.code()) {
+            if (out instanceof PointerPointer pp) {
+                UNSAFE.putLong(pp.address() + 8 * pp.position(), h[0]);
+            } else {
+                NcclFacade.setAddress(out, h[0]);
+            }
+        }
+        return rc;
+    }
+
+    /** The {@code nId} ids (128 bytes each) at {@code ids} checked, then {@code by} makes the rank at the first. */
+    static int scalable(long[] h, int nranks, int myrank, int nId, long ids, FacadeOptions options, FacadeCreation by) {
+        try {
+            if (nId < 1 || nId > nranks) { // NCCL's first check, before it reads an id
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "nId: " + nId + " is not in [1, nranks = "
+                        + nranks + "]");
+            }
+            if (ids == 0) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "commIds: NULL");
+            }
+            UniqueId[] all = new UniqueId[nId];
+            for (int i = 0; i < nId; i++) {
+                byte[] b = new byte[NCCL_UNIQUE_ID_BYTES];
+                UNSAFE.copyMemory(null, ids + (long) i * NCCL_UNIQUE_ID_BYTES, b, UNSAFE.arrayBaseOffset(byte[].class),
+                        NCCL_UNIQUE_ID_BYTES);
+                try {
+                    all[i] = UniqueId.fromBytes(b);
+                } catch (FlexLinkException e) {
+                    throw new FlexLinkException(Result.INVALID_ARGUMENT, "commIds[" + i + "]: " + e.detail(), e);
+                }
+            }
+            return by.initRank(h, nranks, FlexLink.scalableRendezvous(all, nranks).toBytes(), myrank, options);
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed("ncclCommInitRankScalable", e);
+        }
+    }
+
+    /**
      * {@code ncclCommDestroy} (waits for the communicator's work, then frees it) or {@code ncclCommAbort}
      * (stops it); NULL is a no-op, as NCCL's; a handle still being made is freed once it is.
      */
@@ -80,10 +140,10 @@ final class FacadeInit {
         String call = abort ? "ncclCommAbort" : "ncclCommDestroy";
         try {
             if (abort) {
-                c.comm.abort();
-            } else {
-                c.comm.close();
+                c.comm.abort(); // releases a background finalize's drain, so that the wait below is short
             }
+            FacadeEnds.awaitEnder(c);
+            c.comm.close();
             return ncclSuccess;
         } catch (FlexLinkException e) {
             return NcclFacade.failed(call + " (" + c.label + ")", e);

@@ -16,17 +16,30 @@ import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.javacpp.PointerPointer;
 
 /**
- * {@code ncclCommSplit} behind {@link FlexNccl}: {@link Communicator#split} of the parent's FlexLink
- * communicator, the child registered under a handle of its own; {@code config} is not read (the child has
- * the parent's FlexLink configuration, as NCCL's child inherits with a NULL config). Outside a group the
- * calling thread's rank splits at once (every rank calls from its own thread, as NCCL requires there).
- * Inside a group NCCL defers the split to the outermost {@code ncclGroupEnd}, which is how one thread
- * splits the several ranks it drives; the facade does the same: the splits this thread recorded run there,
- * each on a thread of its own (they wait for each other), and {@code newcomm} stays NULL until then.
+ * {@code ncclCommSplit} and {@code ncclCommShrink} ({@link FacadeShrink}) behind {@link FlexNccl}:
+ * {@link Communicator#split} or {@link Communicator#shrink} of the parent's FlexLink communicator, the child
+ * registered under a handle of its own. ncclCommSplit's {@code config} is not read (the child has the parent's
+ * FlexLink configuration, as NCCL's child inherits with a NULL config). Outside a group the calling thread's rank
+ * splits at once (every rank calls from its own thread, as NCCL requires there). Inside a group NCCL defers the
+ * split to the outermost {@code ncclGroupEnd}, which is how one thread splits the several ranks it drives; the
+ * facade does the same: the splits this thread recorded run there, each on a thread of its own (they wait for
+ * each other), and {@code newcomm} stays NULL until then. A non-blocking one (the parent's blocking = 0, which a
+ * split's child inherits, or a shrink's or grow's config) runs in the background: its handle is written at once
+ * and answers ncclInProgress until the child is made, as a non-blocking ncclCommInitRankConfig's.
  */
 final class FacadeSplit {
-    /** One recorded split: the parent, the arguments, and where its handle goes. */
-    private record Pending(FacadeComm parent, int color, int key, LongConsumer out) {
+    /** Makes this rank's child of a parent (empty: no child here). */
+    @FunctionalInterface
+    interface How {
+        Optional<Communicator> child(Communicator parent);
+    }
+
+    /**
+     * One recorded split: the parent, how, where its handle goes, the child's options, the call's name and
+     * whether this rank gets no child (known at the call: NCCL_SPLIT_NOCOLOR, an excluded rank).
+     */
+    private record Pending(FacadeComm parent, How how, LongConsumer out, FacadeOptions options, String call,
+                           boolean none) {
     }
 
     private static final ThreadLocal<List<Pending>> DEFERRED = ThreadLocal.withInitial(ArrayList::new);
@@ -48,38 +61,90 @@ final class FacadeSplit {
 
     /** ncclCommSplit; {@code out} receives the child's handle (0 for no color, and until the split is done). */
     static int split(ncclComm comm, int color, int key, LongConsumer out) {
+        out.accept(0);
+        FacadeComm parent = NcclFacade.lookup(comm);
+        if (parent == null) {
+            return ncclInvalidArgument;
+        }
+        // the child inherits the parent's blocking and commName, as NCCL's with a NULL config
+        FacadeOptions inherited = new FacadeOptions(parent.blocking, parent.name);
+        return start(parent, c -> c.split(color, key), out, inherited, "ncclCommSplit",
+                color == Communicator.SPLIT_NOCOLOR);
+    }
+
+    /**
+     * Runs (or, in a group, records) one rank's split: at once when {@code options} is blocking, else in the
+     * background with the child's handle written now (ncclInProgress). {@code out} already holds NULL.
+     */
+    static int start(FacadeComm parent, How how, LongConsumer out, FacadeOptions options, String call,
+                     boolean none) {
         try {
-            out.accept(0);
-            FacadeComm parent = NcclFacade.lookup(comm);
-            if (parent == null) {
-                return ncclInvalidArgument;
-            }
-            Pending p = new Pending(parent, color, key, out);
+            Pending p = new Pending(parent, how, out, options, call, none);
             if (NcclFacade.groupDepth() > 0) {
                 DEFERRED.get().add(p);
                 return ncclSuccess;
             }
-            run(p);
-            return ncclSuccess;
+            if (options.blocking()) {
+                p.out.accept(run(p, NcclFacade.newHandle()));
+                return ncclSuccess;
+            }
+            long h = none ? 0 : NcclFacade.newHandle();
+            FacadePending.Entry entry = none ? null : FacadePending.add(h, options.commName());
+            Thread t = new Thread(() -> background(p, h, entry), "flexlink-nccl-split-" + Long.toHexString(h));
+            t.setDaemon(true);
+            t.start();
+            p.out.accept(h);
+            return none ? ncclSuccess : Result.IN_PROGRESS.code(); // no handle to poll on a rank without a child
         } catch (FlexLinkException e) {
-            return NcclFacade.failed("ncclCommSplit", e);
+            return NcclFacade.failed(call, e);
         } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal("ncclCommSplit", e);
+            return NcclFacade.internal(call, e);
         }
     }
 
-    private static void run(Pending p) {
+    /** A non-blocking split: its child into the table under {@code h}, or its error into the pending entry. */
+    private static void background(Pending p, long h, FacadePending.Entry entry) {
+        String what = p.call + " (" + NcclFacade.label(h, p.options.commName()) + ")";
+        try {
+            FacadeComm child = make(p, h);
+            if (entry != null) {
+                FacadePending.made(entry, child);
+            }
+        } catch (FlexLinkException e) {
+            int code = NcclFacade.failed(what, e);
+            if (entry != null) {
+                FacadePending.failed(entry, code, what + ": " + e.getMessage());
+            }
+        } catch (RuntimeException | LinkageError e) {
+            int code = NcclFacade.internal(what, e);
+            if (entry != null) {
+                FacadePending.failed(entry, code, what + ": unexpected " + e);
+            }
+        }
+    }
+
+    /** A blocking split: the child registered under {@code h}, which is returned; 0 for no child. */
+    private static long run(Pending p, long h) {
+        FacadeComm child = make(p, h);
+        if (child == null) {
+            return 0;
+        }
+        NcclFacade.put(child);
+        return h;
+    }
+
+    /** This rank's child under handle {@code h} (not in the table yet), or null for none. */
+    private static FacadeComm make(Pending p, long h) {
         NcclTransport.beginCapture(); // the NCCL communicator of the child's primary path, made on this thread
         Optional<Communicator> child;
         List<NcclComm> nccls;
         try {
-            child = p.parent.comm.split(p.color, p.key);
+            child = p.how.child(p.parent.comm);
         } finally {
             nccls = NcclTransport.endCapture();
         }
-        if (child.isPresent()) {
-            p.out.accept(NcclFacade.register(child.get(), nccls.size() == 1 ? nccls.get(0) : null, p.parent.backend));
-        }
+        return child.map(c -> new FacadeComm(h, c, nccls.size() == 1 ? nccls.get(0) : null, p.parent.backend,
+                p.options.commName(), p.options.blocking())).orElse(null);
     }
 
     /**
@@ -94,7 +159,7 @@ final class FacadeSplit {
         List<Pending> todo = new ArrayList<>(mine);
         mine.clear();
         if (todo.size() == 1) {
-            run(todo.get(0));
+            todo.get(0).out.accept(run(todo.get(0), NcclFacade.newHandle()));
             return;
         }
         Throwable[] failures = new Throwable[todo.size()];
@@ -103,7 +168,7 @@ final class FacadeSplit {
             int at = i;
             threads[i] = new Thread(() -> {
                 try {
-                    run(todo.get(at));
+                    todo.get(at).out.accept(run(todo.get(at), NcclFacade.newHandle()));
                 } catch (RuntimeException | Error e) {
                     failures[at] = e;
                 }

@@ -10,6 +10,7 @@ import java.nio.IntBuffer;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclConfig_t;
+import org.bytedeco.cuda.nccl.ncclSimInfo_t;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.IntPointer;
@@ -105,10 +106,6 @@ public final class FlexNccl {
         return FacadeInfo.uniqueId(uniqueId);
     }
 
-    static long idAddress(ncclUniqueId id) {
-        return id.address() + id.position() * NCCL_UNIQUE_ID_BYTES;
-    }
-
     /** FlexLink's text for each result code (a cached native string, like NCCL's static ones). */
     public static BytePointer ncclGetErrorString(int result) {
         return FacadeInfo.errorString(result);
@@ -117,27 +114,11 @@ public final class FlexNccl {
     // ---- communicators ----
 
     public static int ncclCommInitRank(ncclComm comm, int nranks, ncclUniqueId commId, int rank) {
-        if (comm == null) {
-            return ncclInvalidArgument;
-        }
-        long[] h = new long[1];
-        int rc = FacadeInit.initRank(h, nranks, commId, rank, FacadeOptions.DEFAULT);
-        if (rc == ncclSuccess) {
-            NcclFacade.setAddress(comm, h[0]);
-        }
-        return rc;
+        return FacadeInit.initRankConfig(comm, nranks, commId, rank, null);
     }
 
     public static int ncclCommInitRank(PointerPointer comm, int nranks, ncclUniqueId commId, int rank) {
-        if (comm == null || comm.address() == 0) {
-            return ncclInvalidArgument;
-        }
-        long[] h = new long[1];
-        int rc = FacadeInit.initRank(h, nranks, commId, rank, FacadeOptions.DEFAULT);
-        if (rc == ncclSuccess) {
-            UNSAFE.putLong(comm.address() + 8 * comm.position(), h[0]);
-        }
-        return rc;
+        return FacadeInit.initRankConfig(comm, nranks, commId, rank, null);
     }
 
     /** With one {@link ncclComm} object only {@code ndev == 1} is meaningful; use a PointerPointer for several. */
@@ -236,6 +217,65 @@ public final class FlexNccl {
                 : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm));
     }
 
+    // ---- finalize, revoke, shrink (FacadeEnds, FacadeShrink): NCCL's rules on which call is allowed when ----
+
+    public static final int NCCL_SHRINK_DEFAULT = 0;
+    public static final int NCCL_SHRINK_ABORT = 1;
+    public static final int NCCL_REVOKE_DEFAULT = 0;
+
+    /** Waits for the communicator's work, then frees all but the handle: only ncclCommDestroy is left. */
+    public static int ncclCommFinalize(ncclComm comm) {
+        return FacadeEnds.finalizeComm(comm);
+    }
+
+    /** Stops the work in flight (here and at the peers); then split, shrink and destroy are allowed. */
+    public static int ncclCommRevoke(ncclComm comm, int revokeFlags) {
+        return FacadeEnds.revoke(comm, revokeFlags);
+    }
+
+    /** A child of the ranks not in the list; unlike NCCL's, the excluded ranks call it too and get NULL. */
+    public static int ncclCommShrink(ncclComm comm, int[] excludeRanksList, int excludeRanksCount, ncclComm newcomm,
+                                     ncclConfig_t config, int shrinkFlags) {
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+    public static int ncclCommShrink(ncclComm comm, IntBuffer excludeRanksList, int excludeRanksCount,
+                                     ncclComm newcomm, ncclConfig_t config, int shrinkFlags) {
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+    public static int ncclCommShrink(ncclComm comm, IntPointer excludeRanksList, int excludeRanksCount,
+                                     ncclComm newcomm, ncclConfig_t config, int shrinkFlags) {
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+    public static int ncclCommShrink(ncclComm comm, int[] excludeRanksList, int excludeRanksCount,
+                                     PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+    public static int ncclCommShrink(ncclComm comm, IntBuffer excludeRanksList, int excludeRanksCount,
+                                     PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+    public static int ncclCommShrink(ncclComm comm, IntPointer excludeRanksList, int excludeRanksCount,
+                                     PointerPointer newcomm, ncclConfig_t config, int shrinkFlags) {
+        return FacadeShrink.shrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    }
+
+    /** An id for ncclCommGrow (a lobby any process of this machine may join); one unconsumed at a time. */
+    public static int ncclCommGetUniqueId(ncclComm comm, ncclUniqueId uniqueId) {
+        return FacadeGrow.uniqueId(comm, uniqueId);
+    }
+
+    /** Existing ranks ({@code rank} -1, the root with the id, the others NULL) and new ones (comm NULL) grow. */
+    public static int ncclCommGrow(ncclComm comm, int nRanks, ncclUniqueId uniqueId, int rank, ncclComm newcomm,
+                                   ncclConfig_t config) {
+        return newcomm == null ? ncclInvalidArgument : FacadeGrow.grow(comm, nRanks, uniqueId, rank,
+                FacadeSplit.into(newcomm), config, FacadeCreation.CUDA);
+    }
+    public static int ncclCommGrow(ncclComm comm, int nRanks, ncclUniqueId uniqueId, int rank, PointerPointer newcomm,
+                                   ncclConfig_t config) {
+        return newcomm == null || newcomm.address() == 0 ? ncclInvalidArgument : FacadeGrow.grow(comm, nRanks,
+                uniqueId, rank, FacadeSplit.into(newcomm), config, FacadeCreation.CUDA);
+    }
+
     // ---- collectives ----
 
     public static int ncclAllReduce(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int op,
@@ -325,23 +365,17 @@ public final class FlexNccl {
     }
 
     public static int ncclGroupStart() {
-        try {
-            NcclFacade.groupStart();
-            return ncclSuccess;
-        } catch (FlexLinkException e) {
-            return NcclFacade.failed("ncclGroupStart", e);
-        } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal("ncclGroupStart", e);
-        }
+        return NcclFacade.groupStart();
     }
 
     /** Launches the group's calls and makes the communicators ncclCommInitRank deferred in it (waiting for them). */
     public static int ncclGroupEnd() {
-        try {
-            return NcclFacade.groupEnd();
-        } catch (RuntimeException | LinkageError e) {
-            return NcclFacade.internal("ncclGroupEnd", e);
-        }
+        return NcclFacade.groupEndCode();
+    }
+
+    /** Ends the group launching nothing: its calls are forgotten, their estimated time (µs) in the struct. */
+    public static int ncclGroupSimulateEnd(ncclSimInfo_t simInfo) {
+        return FacadeSimulate.simulateEnd(simInfo);
     }
 
     // ---- creation with a config, in-place broadcast, errors and debug ----
@@ -361,6 +395,17 @@ public final class FlexNccl {
         return FacadeInit.initRankConfig(comm, nranks, commId, rank, config);
     }
 
+    /** ncclCommInitRankConfig with {@code nId} ids: the ranks meet at the first (one rendezvous server). */
+    public static int ncclCommInitRankScalable(ncclComm newcomm, int nranks, int myrank, int nId, ncclUniqueId commIds,
+                                               ncclConfig_t config) {
+        return FacadeInit.initRankScalable(newcomm, nranks, myrank, nId, commIds, config);
+    }
+
+    public static int ncclCommInitRankScalable(PointerPointer newcomm, int nranks, int myrank, int nId,
+                                               ncclUniqueId commIds, ncclConfig_t config) {
+        return FacadeInit.initRankScalable(newcomm, nranks, myrank, nId, commIds, config);
+    }
+
     /** Broadcast in place (NCCL's legacy form): {@code buff} is the root's input and every rank's output. */
     public static int ncclBcast(Pointer buff, long count, int datatype, int root, ncclComm comm, CUstream_st stream) {
         return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
@@ -374,13 +419,5 @@ public final class FlexNccl {
     /** Lets the NCCL underneath read NCCL_DEBUG* again (FlexLink logs through SLF4J); nothing without NCCL. */
     public static void ncclResetDebugInit() {
         FacadeInfo.resetDebugInit();
-    }
-
-    static DataType type(int datatype) {
-        return DataType.fromCode(datatype);
-    }
-
-    static ReduceOp op(int op) {
-        return ReduceOp.fromCode(op);
     }
 }

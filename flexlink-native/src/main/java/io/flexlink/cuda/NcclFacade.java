@@ -9,6 +9,7 @@ import io.flexlink.Result;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.nccl;
@@ -50,12 +51,21 @@ final class NcclFacade {
         final String label;
         /** Its PreMulSum operations by ncclRedOp_t code. */
         final FacadeOps ops = new FacadeOps();
+        /** ncclConfig_t's blocking: false runs its finalize, revoke and shrink in the background (ncclInProgress). */
+        final boolean blocking;
+        /**
+         * {@link FacadeEnds}: -1 until ncclCommFinalize or ncclCommRevoke is called (each once, never both, as
+         * NCCL's); then ncclInProgress until it returned, then its result.
+         */
+        final AtomicInteger end = new AtomicInteger(-1);
+        /** The thread of a background finalize or revoke, which ncclCommDestroy waits for; or null. */
+        volatile Thread ender;
 
         FacadeComm(long handle, Communicator comm, NcclComm nccl, CudaBackend backend) {
-            this(handle, comm, nccl, backend, null);
+            this(handle, comm, nccl, backend, null, true);
         }
 
-        FacadeComm(long handle, Communicator comm, NcclComm nccl, CudaBackend backend, String name) {
+        FacadeComm(long handle, Communicator comm, NcclComm nccl, CudaBackend backend, String name, boolean blocking) {
             this.handle = handle;
             this.comm = comm;
             this.nccl = nccl;
@@ -63,6 +73,7 @@ final class NcclFacade {
             this.device = comm.device();
             this.name = name;
             this.label = label(handle, name);
+            this.blocking = blocking;
         }
 
         /** The user's stream (null: the legacy default stream), wrapped once per address. */
@@ -166,9 +177,26 @@ final class NcclFacade {
 
     // ---- groups: FlexLink's (whose end also ends NCCL's group of the primary paths) ----
 
-    static void groupStart() {
-        GROUP.get()[0]++;
-        FlexLink.groupStart();
+    /** {@code ncclGroupStart}. */
+    static int groupStart() {
+        try {
+            GROUP.get()[0]++;
+            FlexLink.groupStart();
+            return Result.SUCCESS.code();
+        } catch (FlexLinkException e) {
+            return failed("ncclGroupStart", e);
+        } catch (RuntimeException | LinkageError e) {
+            return internal("ncclGroupStart", e);
+        }
+    }
+
+    /** {@code ncclGroupEnd}: {@link #groupEnd}, with anything unexpected as ncclInternalError. */
+    static int groupEndCode() {
+        try {
+            return groupEnd();
+        } catch (RuntimeException | LinkageError e) {
+            return internal("ncclGroupEnd", e);
+        }
     }
 
     /**
@@ -178,13 +206,25 @@ final class NcclFacade {
      * failed; the first failure is the result.
      */
     static int groupEnd() {
+        return groupEnd(null);
+    }
+
+    /**
+     * {@link #groupEnd()}, or with {@code simulated} ({@code ncclGroupSimulateEnd}) FlexLink's simulated end:
+     * nothing launched, the estimated seconds into {@code simulated[0]} (NaN for an inner end).
+     */
+    static int groupEnd(double[] simulated) {
         int[] g = GROUP.get();
         if (g[0] > 0) {
             g[0]--;
         }
         int rc = Result.SUCCESS.code();
         try {
-            FlexLink.groupEnd();
+            if (simulated == null) {
+                FlexLink.groupEnd();
+            } else {
+                simulated[0] = FlexLink.groupSimulateEnd();
+            }
         } catch (FlexLinkException e) {
             rc = failed("ncclGroupEnd", e);
         } catch (RuntimeException | LinkageError e) {
@@ -202,6 +242,8 @@ final class NcclFacade {
                 split = internal("ncclCommSplit", e);
             }
             rc = rc != Result.SUCCESS.code() ? rc : split;
+            int finalized = FacadeEnds.runDeferred(); // after the group's collectives launched: it waits for them
+            rc = rc != Result.SUCCESS.code() ? rc : finalized;
         }
         return rc;
     }

@@ -61,7 +61,7 @@ class FacadeCreationTest {
             @Override
             public FacadeComm make(long handle, int nranks, UniqueId id, int rank, int device, FacadeOptions o) {
                 return new FacadeComm(handle, FlexLink.initRank(backend, config, nranks, id, rank, device), null, null,
-                        o.commName());
+                        o.commName(), o.blocking());
             }
         });
     }
@@ -262,6 +262,39 @@ class FacadeCreationTest {
             String last = ncclGetLastError(null).getString();
             assertTrue(last.contains("config.blocking: 2"), last);
         }
+    }
+
+    /** ncclCommInitRankScalable: two ids in native memory, as a C program passes them; the ranks meet at the first. */
+    @Test
+    void scalableInitMeetsAtTheFirstIdAndChecksEveryId() {
+        FacadeOptions nonBlocking = new FacadeOptions(false, "scalable");
+        ncclComm[] comms = {new ncclComm(), new ncclComm()};
+        try (BytePointer ids = new BytePointer(2L * NCCL_UNIQUE_ID_BYTES)) {
+            ids.put(id(), 0, NCCL_UNIQUE_ID_BYTES).position(NCCL_UNIQUE_ID_BYTES).put(id(), 0, NCCL_UNIQUE_ID_BYTES);
+            ids.position(0);
+            for (int r = 0; r < 2; r++) {
+                long[] h = new long[1];
+                nextDevice = r;
+                assertEquals(ncclInProgress, FacadeInit.scalable(h, 2, r, 2, ids.address(), nonBlocking, creation));
+                NcclFacade.setAddress(comms[r], h[0]);
+            }
+            for (ncclComm c : comms) {
+                assertEquals(ncclSuccess, pollUntilDone(c));
+            }
+            checkAllReduce(comms, 44);
+            destroy(comms);
+            long[] h = new long[1];
+            assertEquals(ncclInvalidArgument, FacadeInit.scalable(h, 2, 0, 0, ids.address(), nonBlocking, creation));
+            assertTrue(ncclGetLastError(null).getString().contains("nId: 0 is not in [1, nranks = 2]"));
+            assertEquals(ncclInvalidArgument, FacadeInit.scalable(h, 2, 0, 3, ids.address(), nonBlocking, creation));
+            assertEquals(ncclInvalidArgument, FacadeInit.scalable(h, 2, 0, 1, 0, nonBlocking, creation));
+            assertTrue(ncclGetLastError(null).getString().contains("commIds: NULL"));
+            ids.position(NCCL_UNIQUE_ID_BYTES).put(new byte[NCCL_UNIQUE_ID_BYTES], 0, NCCL_UNIQUE_ID_BYTES).position(0);
+            assertEquals(ncclInvalidArgument, FacadeInit.scalable(h, 2, 0, 2, ids.address(), nonBlocking, creation));
+            assertTrue(ncclGetLastError(null).getString().contains("commIds[1]: "), ncclGetLastError(null).getString());
+            assertEquals(0, h[0], "no handle written");
+        }
+        assertEquals(ncclInvalidArgument, ncclCommInitRankScalable((ncclComm) null, 2, 0, 1, null, null));
     }
 
     @Test

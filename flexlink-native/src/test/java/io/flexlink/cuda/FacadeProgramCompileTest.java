@@ -17,7 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 class FacadeProgramCompileTest {
     static final List<Path> SOURCES = List.of(Path.of("src/test/java/io/flexlink/cuda/facade/NcclProgram.java"),
             Path.of("src/test/java/io/flexlink/cuda/facade/SplitProgram.java"),
-            Path.of("src/test/java/io/flexlink/cuda/facade/PreMulSumProgram.java"));
+            Path.of("src/test/java/io/flexlink/cuda/facade/PreMulSumProgram.java"),
+            Path.of("src/test/java/io/flexlink/cuda/facade/LifecycleProgram.java"));
     static final String OURS = "import static io.flexlink.cuda.FlexNccl.*;";
     static final String THEIRS = "import static org.bytedeco.cuda.global.nccl.*;";
 

@@ -29,7 +29,9 @@ class FlexNcclSignatureTest {
             "ncclSend", "ncclRecv", "ncclGroupStart",
             "ncclGroupEnd", "ncclCommSplit",
             "ncclCommInitRankConfig", "ncclBcast", "ncclGetLastError", "ncclResetDebugInit",
-            "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy");
+            "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy",
+            "ncclCommFinalize", "ncclCommRevoke", "ncclCommShrink", "ncclCommInitRankScalable",
+            "ncclGroupSimulateEnd", "ncclCommGetUniqueId", "ncclCommGrow");
 
     static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
             "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
@@ -38,7 +40,8 @@ class FlexNcclSignatureTest {
             "ncclInt8", "ncclChar", "ncclUint8", "ncclInt32", "ncclInt", "ncclUint32", "ncclInt64", "ncclUint64",
             "ncclFloat16", "ncclHalf", "ncclFloat32", "ncclFloat", "ncclFloat64", "ncclDouble", "ncclBfloat16",
             "ncclFloat8e4m3", "ncclFloat8e5m2", "ncclNumTypes", "NCCL_SPLIT_NOCOLOR", "ncclScalarDevice",
-            "ncclScalarHostImmediate");
+            "ncclScalarHostImmediate",
+            "NCCL_SHRINK_DEFAULT", "NCCL_SHRINK_ABORT", "NCCL_REVOKE_DEFAULT");
 
     private static Class<?> bytedeco() throws ClassNotFoundException {
         return Class.forName(BYTEDECO, false, FlexNcclSignatureTest.class.getClassLoader());

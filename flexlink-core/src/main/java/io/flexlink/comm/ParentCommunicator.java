@@ -1,0 +1,58 @@
+package io.flexlink.comm;
+
+import io.flexlink.Communicator;
+import io.flexlink.UniqueId;
+import io.flexlink.validate.CollectiveApi;
+import io.flexlink.validate.Validator;
+import java.util.Optional;
+
+/**
+ * The calls that make a child of a communicator (split, shrink, grow and grow's id), once for the single-node
+ * and the multi-node communicator: each checks the parent's state through the subclass, then runs the
+ * {@link CommSplitter}'s rounds over the parent's rendezvous.
+ */
+public abstract class ParentCommunicator extends CollectiveApi {
+    protected final CommSplitter splitter;
+
+    protected ParentCommunicator(int rank, int size, int device, CommSplitter splitter) {
+        super(rank, size, device);
+        this.splitter = splitter;
+    }
+
+    /** Throws unless this communicator may make a child now (a revoked one may, where its rendezvous lives). */
+    protected abstract void checkSplittable();
+
+    /** NCCL_SHRINK_ABORT: stops the work in flight first (a revoke), or refuses where that is impossible. */
+    protected abstract void stopBeforeShrink();
+
+    /** Checked like a call (under the subclass's lock), then split outside it: the split waits for the other ranks. */
+    @Override
+    public Optional<Communicator> split(int color, int key) {
+        checkSplittable();
+        return splitter.split(color, key);
+    }
+
+    /** A split with one color for the ranks kept ({@link CommSplitter#shrink}); the list is checked before anything. */
+    @Override
+    public Optional<Communicator> shrink(int[] excluded, boolean abortFirst) {
+        checkNotClosed();
+        Validator.checkExcluded(excluded, size); // before the revoke: a refused call changes nothing
+        if (abortFirst) {
+            stopBeforeShrink();
+        }
+        checkSplittable();
+        return splitter.shrink(excluded, size);
+    }
+
+    @Override
+    public UniqueId growId() {
+        checkSplittable();
+        return splitter.growId();
+    }
+
+    @Override
+    public Communicator grow(int nRanks, UniqueId id) {
+        checkSplittable();
+        return splitter.grow(nRanks, id, size);
+    }
+}
