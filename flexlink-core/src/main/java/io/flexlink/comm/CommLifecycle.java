@@ -227,7 +227,11 @@ final class CommLifecycle implements io.flexlink.runtime.CaptureUser {
         unwatchIfReleased();
     }
 
-    /** See {@link FlexCommunicator#abort()}. */
+    /**
+     * Tells every peer (abort words set, waits released: blocked streams move on), aborts the primary
+     * transport, then frees what no stream uses any more, waiting for busy streams at most the watchdog's
+     * timeout (10 s without one); what is still busy then is freed by close() or the watchdog once idle.
+     */
     void abort() {
         abortRequested = true;
         lock.lock();

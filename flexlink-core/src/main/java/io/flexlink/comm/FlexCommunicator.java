@@ -375,16 +375,7 @@ public final class FlexCommunicator extends ParentCommunicator {
                 CommHealth.result(e, life.aborted()), e != null ? e.detail() : life.aborted() ? "aborted" : null);
     }
 
-    /** True once an abort was asked for, by anyone: a call waiting on the host for its peers gives up. */
-    boolean abortRequested() {
-        return life.abortRequested();
-    }
-
-    /**
-     * Tells every peer (abort words set, waits released: blocked streams move on), aborts the primary
-     * transport, then frees what no stream uses any more, waiting for busy streams at most the watchdog's
-     * timeout (10 s without one); what is still busy then is freed by close() or the watchdog once idle.
-     */
+    /** Tells every peer, aborts the primary transport, then frees what no stream uses ({@link CommLifecycle#abort}). */
     @Override
     public void abort() {
         life.abort();

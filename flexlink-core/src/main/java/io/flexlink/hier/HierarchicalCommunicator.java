@@ -9,17 +9,14 @@ import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.Stream;
 import io.flexlink.comm.CommSplitter;
+import io.flexlink.comm.ParentCommunicator;
 import io.flexlink.launch.Groups;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RankExchange;
-import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
-import io.flexlink.runtime.Scratch;
-import io.flexlink.comm.ParentCommunicator;
 import io.flexlink.validate.AllToAllvArgs;
 import io.flexlink.validate.Validator;
 import java.util.List;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,39 +42,27 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
     private final HierRank h;
     private final RankExchange parent;
     /** Splits over the job's exchange: a child may span several nodes (hierarchical) or one (single-node). */
+    private final CallScratch shared;
     private final StageTimer timer;
-    private final Scratch scratch;
-    private final Zeros zeros;
     private final HierCollectives collectives;
     private final HierExchanges exchanges;
     private final AllToAllvArgs allToAllvArgs = new AllToAllvArgs();
-    /** Null on nodes of one rank (nothing to overlap with the rail). */
-    private final PipelinedAllReduce piped;
-    /** Recorded after each call on its stream: a call on another stream waits for it (shared scratch); close drains it. */
-    private final RuntimeEvent lastDone;
     private final ReentrantLock lock = new ReentrantLock();
-    /** Held while freeing (which may wait for the streams), apart from the monitor that {@link #fail} takes. */
-    private final Object freeLock = new Object();
-    private RuntimeStream lastStream;
     private volatile boolean closed;
     private volatile boolean aborted;
     private final HierEnds ends = new HierEnds();
     private volatile FlexLinkException error;
     private boolean released;
-    private volatile boolean freed;
 
     HierarchicalCommunicator(Backend backend, HierRank h, int device, RankExchange parent, CommSplitter splitter) {
         super(h.rank, h.size, device, splitter);
         this.backend = backend;
         this.h = h;
         this.parent = parent;
-        this.timer = new StageTimer(backend, device);
-        this.scratch = new Scratch(backend, device);
-        this.zeros = new Zeros(backend, device);
-        this.piped = h.intra == null ? null : new PipelinedAllReduce(backend, device, h, timer, zeros);
-        this.collectives = new HierCollectives(h, scratch, zeros, timer, piped);
-        this.exchanges = new HierExchanges(h, collectives, scratch);
-        this.lastDone = backend.createEvent(device, false);
+        this.shared = new CallScratch(backend, device, h);
+        this.timer = shared.timer;
+        this.collectives = new HierCollectives(h, shared.scratch, shared.zeros, timer, shared.piped);
+        this.exchanges = new HierExchanges(h, collectives, shared.scratch);
     }
 
     private String who() {
@@ -106,18 +91,18 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
                 allToAllvArgs.check(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, h.size);
                 AllToAllvArgs.checkMemory(backend, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type,
                         device);
-                checkStream(stream);
+                Validator.checkStream(backend, stream, device);
             });
-            RuntimeStream rs = checkStream(stream);
+            RuntimeStream rs = Validator.checkStream(backend, stream, device);
             long max = CountAgreement.max(counts);
             if (max == 0) {
                 return;
             }
-            order(rs);
+            shared.order(rs);
             try {
                 timer.begin(rs);
                 exchanges.allToAllv(send, sendDispls, recv, recvDispls, counts, max, type, stream, rs);
-                done(rs);
+                shared.done(rs);
             } catch (RuntimeException | Error e) {
                 throw failed("allToAllv", e);
             }
@@ -183,7 +168,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         ends.begin(HierEnds.FINALIZED, closed, this::checkUsable, who());
         lock.lock();
         try {
-            drainLastCall();
+            shared.drainLastCall(() -> released || getAsyncError() != Result.SUCCESS);
             Result r = getAsyncError();
             if (r != Result.SUCCESS) {
                 String why = error == null ? "aborted" : error.getMessage();
@@ -192,7 +177,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
             if (h.intra != null) {
                 h.intra.finalizeComm();
             }
-            freeWhenDrained(DRAIN_NANOS);
+            shared.freeWhenDrained(DRAIN_NANOS, who());
         } finally {
             lock.unlock();
         }
@@ -203,7 +188,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
     public void revoke() {
         ends.begin(HierEnds.REVOKED, closed, null, who());
         release("rank " + h.rank + " revoked the communicator");
-        freeWhenDrained(DRAIN_NANOS);
+        shared.freeWhenDrained(DRAIN_NANOS, who());
     }
 
     private void checkUsable() {
@@ -233,7 +218,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
             checkUsable();
             Validator.checkCall(c, send, recv, count, type, op, root, h.rank, h.size);
             Validator.checkMemory(backend, c, send, recv, count, type, root, h.rank, h.size, device);
-            RuntimeStream rs = checkStream(stream);
+            RuntimeStream rs = Validator.checkStream(backend, stream, device);
             boolean grouped = Groups.active();
             if (grouped && !c.pointToPoint()) {
                 throw new FlexLinkException(Result.INVALID_USAGE, who() + ": a multi-node communicator's collectives "
@@ -250,11 +235,11 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
                     return;
                 }
             }
-            order(rs);
+            shared.order(rs);
             try {
                 timer.begin(rs);
                 exchanges.stages(c, send, recv, count, type, op, root, stream, rs);
-                done(rs);
+                shared.done(rs);
             } catch (RuntimeException | Error e) {
                 throw failed(c.displayName(), e);
             }
@@ -264,31 +249,6 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         } finally {
             lock.unlock();
         }
-    }
-
-    private RuntimeStream checkStream(Stream stream) {
-        if (stream == null) {
-            throw Validator.invalid("stream: null");
-        }
-        RuntimeStream rs = backend.runtimeStream(stream);
-        if (rs.device() != device) {
-            throw Validator.invalid("stream: belongs to device " + rs.device() + ", the communicator's device is "
-                    + device);
-        }
-        return rs;
-    }
-
-    /** A call on another stream than the last one waits for it: the scratch is shared. */
-    private void order(RuntimeStream rs) {
-        if (lastStream != null && lastStream != rs) {
-            rs.waitEvent(lastDone);
-        }
-    }
-
-    private void done(RuntimeStream rs) {
-        timer.end();
-        rs.record(lastDone);
-        lastStream = rs;
     }
 
     /** Part of the call is enqueued and the peers wait for the rest: ends it everywhere. */
@@ -303,7 +263,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
 
     @Override
     public Result getAsyncError() {
-        Result revoked = ends.revokedResult(freed);
+        Result revoked = ends.revokedResult(shared.freed());
         if (revoked != null) {
             return revoked;
         }
@@ -356,7 +316,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
     public void abort() {
         aborted = true;
         release("rank " + h.rank + " aborted the communicator");
-        freeWhenDrained(DRAIN_NANOS);
+        shared.freeWhenDrained(DRAIN_NANOS, who());
     }
 
     /** Aborts the rail and the node's communicator, and tells the job (once). */
@@ -389,57 +349,18 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         }
         lock.lock();
         try {
-            drainLastCall();
+            shared.drainLastCall(() -> released || getAsyncError() != Result.SUCCESS);
             if (h.intra != null) {
                 h.intra.close();
             }
             h.rail.close();
-            freeWhenDrained(DRAIN_NANOS);
+            shared.freeWhenDrained(DRAIN_NANOS, who());
             if (!released) {
                 parent.close(); // a goodbye: no rank reports this one lost
             }
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Under the lock: waits until the last call left its stream, giving up when an error ends it. */
-    private void drainLastCall() {
-        while (!released && lastStream != null && !lastDone.isComplete()) {
-            if (getAsyncError() != Result.SUCCESS) {
-                break;
-            }
-            LockSupport.parkNanos(200_000);
-        }
-    }
-
-    /** Frees the scratch once the last call left its stream (at most {@code nanos}); else leaves it, saying so. */
-    private void freeWhenDrained(long nanos) {
-        synchronized (freeLock) {
-            freeOnce(nanos);
-        }
-    }
-
-    private void freeOnce(long nanos) {
-        if (freed) {
-            return;
-        }
-        long deadline = System.nanoTime() + nanos;
-        while (lastStream != null && !lastDone.isComplete() && System.nanoTime() - deadline < 0) {
-            LockSupport.parkNanos(200_000);
-        }
-        if (lastStream != null && !lastDone.isComplete()) {
-            LOG.warn("INIT {}: a stream is still inside a call; its scratch stays allocated", who());
-            return;
-        }
-        freed = true;
-        if (piped != null) {
-            piped.close();
-        }
-        scratch.close();
-        zeros.close();
-        timer.close();
-        lastDone.close();
     }
 
     // ---- statistics ----
@@ -454,7 +375,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
             Result r = getAsyncError();
             FlexLinkException e = error;
             CommStats.Hierarchy hierarchy = new CommStats.Hierarchy(h.nodes, h.localSize, h.rail.describe(),
-                    freed ? List.of() : timer.totals(), h.rail.bytesReceived());
+                    shared.stageTotals(), h.rail.bytesReceived());
             return new CommStats(paths, node == null ? java.util.Map.of() : node.shares(),
                     node == null ? List.of() : node.history(), node == null ? java.util.Map.of() : node.stages(),
                     r, e == null ? (aborted ? "aborted" : null) : e.getMessage(), hierarchy);

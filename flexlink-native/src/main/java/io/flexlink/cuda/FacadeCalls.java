@@ -40,7 +40,7 @@ final class FacadeCalls {
         }
         int entry = -1;
         try {
-            DataType t = FlexNccl.type(datatype);
+            DataType t = DataType.fromCode(datatype);
             Reduction o = which.reduces() ? c.ops.reduction(op, t) : ReduceOp.SUM; // a PreMulSum's code: this comm's
             entry = Devices.refresh(); // after the arguments: a bad one is ncclInvalidArgument without a CUDA call
             CudaStream s = c.stream(stream);

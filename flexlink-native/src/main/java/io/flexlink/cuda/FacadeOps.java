@@ -3,6 +3,7 @@ package io.flexlink.cuda;
 import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.DataType;
+import io.flexlink.ReduceOp;
 import io.flexlink.FlexLinkException;
 import io.flexlink.PreMulSum;
 import io.flexlink.Reduction;
@@ -50,7 +51,7 @@ final class FacadeOps {
     /** The operation of {@code code}, or throws INVALID_ARGUMENT naming op; the built-ins are ReduceOp's. */
     Reduction reduction(int code) {
         if (code >= 0 && code < FlexNccl.ncclNumOps) {
-            return FlexNccl.op(code);
+            return ReduceOp.fromCode(code);
         }
         Live[] table = live;
         int slot = code >= FlexNccl.ncclNumOps ? (code - FlexNccl.ncclNumOps) % SLOTS : -1;
@@ -113,7 +114,7 @@ final class FacadeOps {
             return FacadePending.code(comm);
         }
         try {
-            DataType type = FlexNccl.type(datatype);
+            DataType type = DataType.fromCode(datatype);
             long address = NcclFacade.address(scalar);
             PreMulSum op;
             if (residence == FlexNccl.ncclScalarHostImmediate) {

@@ -36,9 +36,8 @@ public final class FlexNccl {
     public static final int NCCL_MINOR = 29;
     public static final int NCCL_PATCH = 3;
     public static final String NCCL_SUFFIX = "";
-    public static final int NCCL_VERSION_CODE = 22903;
+    public static final int NCCL_VERSION_CODE = 22903; // the headers'; ncclGetVersion reports the library loaded
     public static final int NCCL_UNIQUE_ID_BYTES = 128;
-    // (NCCL_VERSION_CODE describes the headers; ncclGetVersion reports the library actually loaded)
 
     public static final int ncclSuccess = 0;
     public static final int ncclUnhandledCudaError = 1;
@@ -86,7 +85,6 @@ public final class FlexNccl {
     public static int ncclGetVersion(IntPointer version) {
         return FacadeInfo.version(version);
     }
-
     public static int ncclGetVersion(IntBuffer version) {
         return FacadeInfo.version(version);
     }
@@ -97,10 +95,8 @@ public final class FlexNccl {
     }
 
     /**
-     * Writes a fresh FlexLink unique id (128 bytes, like NCCL's) into {@code uniqueId}, which ranks in any
-     * process of this machine may join, rank 0 included, like NCCL's: its lobby listens on loopback (or
-     * {@code FLEXLINK_COMM_ID=host:port}, where rank 0 listens from its ncclCommInitRank), and closes once
-     * every rank met it or {@code flexlink.initTimeout} passed without one arriving (docs/migration.md).
+     * A fresh 128-byte id that ranks in any process of this machine may join, rank 0's included: a lobby on
+     * loopback, or {@code FLEXLINK_COMM_ID=host:port} (docs/migration.md says when it closes).
      */
     public static int ncclGetUniqueId(ncclUniqueId uniqueId) {
         return FacadeInfo.uniqueId(uniqueId);
@@ -116,7 +112,6 @@ public final class FlexNccl {
     public static int ncclCommInitRank(ncclComm comm, int nranks, ncclUniqueId commId, int rank) {
         return FacadeInit.initRankConfig(comm, nranks, commId, rank, null);
     }
-
     public static int ncclCommInitRank(PointerPointer comm, int nranks, ncclUniqueId commId, int rank) {
         return FacadeInit.initRankConfig(comm, nranks, commId, rank, null);
     }
@@ -125,23 +120,18 @@ public final class FlexNccl {
     public static int ncclCommInitAll(ncclComm comm, int ndev, IntPointer devlist) {
         return FacadeInit.initAllOne(comm, ndev, FacadeInit.devices(ndev, devlist));
     }
-
     public static int ncclCommInitAll(ncclComm comm, int ndev, IntBuffer devlist) {
         return FacadeInit.initAllOne(comm, ndev, FacadeInit.devices(ndev, devlist));
     }
-
     public static int ncclCommInitAll(ncclComm comm, int ndev, int[] devlist) {
         return FacadeInit.initAllOne(comm, ndev, FacadeInit.devices(ndev, devlist));
     }
-
     public static int ncclCommInitAll(PointerPointer comms, int ndev, IntPointer devlist) {
         return FacadeInit.initAllMany(comms, ndev, FacadeInit.devices(ndev, devlist));
     }
-
     public static int ncclCommInitAll(PointerPointer comms, int ndev, IntBuffer devlist) {
         return FacadeInit.initAllMany(comms, ndev, FacadeInit.devices(ndev, devlist));
     }
-
     public static int ncclCommInitAll(PointerPointer comms, int ndev, int[] devlist) {
         return FacadeInit.initAllMany(comms, ndev, FacadeInit.devices(ndev, devlist));
     }
@@ -159,11 +149,9 @@ public final class FlexNccl {
     public static int ncclCommGetAsyncError(ncclComm comm, IntPointer asyncError) {
         return FacadeCalls.answer(comm, 0, asyncError);
     }
-
     public static int ncclCommGetAsyncError(ncclComm comm, IntBuffer asyncError) {
         return FacadeCalls.answer(comm, 0, asyncError);
     }
-
     public static int ncclCommGetAsyncError(ncclComm comm, int[] asyncError) {
         return FacadeCalls.answer(comm, 0, asyncError);
     }
@@ -171,11 +159,9 @@ public final class FlexNccl {
     public static int ncclCommCount(ncclComm comm, IntPointer count) {
         return FacadeCalls.answer(comm, 1, count);
     }
-
     public static int ncclCommCount(ncclComm comm, IntBuffer count) {
         return FacadeCalls.answer(comm, 1, count);
     }
-
     public static int ncclCommCount(ncclComm comm, int[] count) {
         return FacadeCalls.answer(comm, 1, count);
     }
@@ -183,11 +169,9 @@ public final class FlexNccl {
     public static int ncclCommCuDevice(ncclComm comm, IntPointer device) {
         return FacadeCalls.answer(comm, 2, device);
     }
-
     public static int ncclCommCuDevice(ncclComm comm, IntBuffer device) {
         return FacadeCalls.answer(comm, 2, device);
     }
-
     public static int ncclCommCuDevice(ncclComm comm, int[] device) {
         return FacadeCalls.answer(comm, 2, device);
     }
@@ -195,11 +179,9 @@ public final class FlexNccl {
     public static int ncclCommUserRank(ncclComm comm, IntPointer rank) {
         return FacadeCalls.answer(comm, 3, rank);
     }
-
     public static int ncclCommUserRank(ncclComm comm, IntBuffer rank) {
         return FacadeCalls.answer(comm, 3, rank);
     }
-
     public static int ncclCommUserRank(ncclComm comm, int[] rank) {
         return FacadeCalls.answer(comm, 3, rank);
     }
@@ -211,7 +193,6 @@ public final class FlexNccl {
     public static int ncclCommSplit(ncclComm comm, int color, int key, ncclComm newcomm, ncclConfig_t config) {
         return newcomm == null ? ncclInvalidArgument : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm));
     }
-
     public static int ncclCommSplit(ncclComm comm, int color, int key, PointerPointer newcomm, ncclConfig_t config) {
         return newcomm == null || newcomm.address() == 0 ? ncclInvalidArgument
                 : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm));
@@ -349,12 +330,10 @@ public final class FlexNccl {
                                                ncclComm comm) {
         return FacadeOps.create(op, scalar, datatype, residence, comm);
     }
-
     public static int ncclRedOpCreatePreMulSum(IntBuffer op, Pointer scalar, int datatype, int residence,
                                                ncclComm comm) {
         return FacadeOps.create(op, scalar, datatype, residence, comm);
     }
-
     public static int ncclRedOpCreatePreMulSum(int[] op, Pointer scalar, int datatype, int residence, ncclComm comm) {
         return FacadeOps.create(op, scalar, datatype, residence, comm);
     }
@@ -389,7 +368,6 @@ public final class FlexNccl {
                                              ncclConfig_t config) {
         return FacadeInit.initRankConfig(comm, nranks, commId, rank, config);
     }
-
     public static int ncclCommInitRankConfig(PointerPointer comm, int nranks, ncclUniqueId commId, int rank,
                                              ncclConfig_t config) {
         return FacadeInit.initRankConfig(comm, nranks, commId, rank, config);
@@ -400,7 +378,6 @@ public final class FlexNccl {
                                                ncclConfig_t config) {
         return FacadeInit.initRankScalable(newcomm, nranks, myrank, nId, commIds, config);
     }
-
     public static int ncclCommInitRankScalable(PointerPointer newcomm, int nranks, int myrank, int nId,
                                                ncclUniqueId commIds, ncclConfig_t config) {
         return FacadeInit.initRankScalable(newcomm, nranks, myrank, nId, commIds, config);
