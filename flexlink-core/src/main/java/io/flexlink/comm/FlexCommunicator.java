@@ -89,11 +89,10 @@ public final class FlexCommunicator extends ParentCommunicator {
         this.lock = life.lock;
         this.health = life.health;
         this.watch = life.watch;
-        Teardown teardown = life.teardown;
-        teardown.then(launcher);
-        teardown.then(timer);
-        teardown.then(watch);
-        teardown.then(resources);
+        life.teardown.then(launcher);
+        life.teardown.then(timer);
+        life.teardown.then(watch);
+        life.teardown.then(resources);
         LOG.debug("INIT rank {}/{} device {} paths {}", rank, size, device, names);
         life.start();
     }
@@ -335,7 +334,10 @@ public final class FlexCommunicator extends ParentCommunicator {
                 }
                 launcher.launchAuxiliary(p);
                 launcher.done(p);
-                finish(p);
+                health.used(p.call.stream); // its stream is watched for failures, and the watchdog sees its end
+                if (watch != null && !Launcher.captured(p)) {
+                    watch.record(p.call.stream, p.call.collective, p.call.count, p.call.type, life.now());
+                }
             }
             if (transfers != null) {
                 launcher.launchAuxiliaryExchange(grouped, transfers);
@@ -344,15 +346,6 @@ public final class FlexCommunicator extends ParentCommunicator {
         } finally {
             grouped.clear();
             lock.unlock();
-        }
-    }
-
-    /** After a call's work: its stream is watched for failures, and the watchdog's done event is recorded. */
-    private void finish(CallPlan p) {
-        RuntimeStream stream = p.call.stream;
-        health.used(stream);
-        if (watch != null && !Launcher.captured(p)) {
-            watch.record(stream, p.call.collective, p.call.count, p.call.type, life.now());
         }
     }
 
@@ -373,6 +366,11 @@ public final class FlexCommunicator extends ParentCommunicator {
         }
         return new CommStats(counters.totals(), shares.shareTable(), shares.history(), shares.stageTable(),
                 CommHealth.result(e, life.aborted()), e != null ? e.detail() : life.aborted() ? "aborted" : null);
+    }
+
+    /** True once an abort was asked for, by anyone: a wait for the peers' balancer agreement gives up. */
+    boolean abortRequested() {
+        return life.abortRequested();
     }
 
     /** Tells every peer, aborts the primary transport, then frees what no stream uses ({@link CommLifecycle#abort}). */
