@@ -61,6 +61,8 @@ final class CallWatch implements AutoCloseable {
     /** When the watchdog saw the latest completion; the next call runs from then (or from its enqueue). */
     private long confirmedAt = CallRecord.NOT_SEEN;
     private volatile long enteredAt;
+    /** Set by close(): the events are gone, and nothing may record or query them any more. */
+    private volatile boolean closed;
     private volatile Collective entered;
 
     CallWatch(Backend backend, int device, long timeoutNanos) {
@@ -94,6 +96,9 @@ final class CallWatch implements AutoCloseable {
 
     /** Records the end of a call on {@code stream}, after everything the call enqueued there. */
     void record(RuntimeStream stream, Collective c, long count, DataType type, long now) {
+        if (closed) {
+            return;
+        }
         long seq = calls;
         if (tail - head == ring.length && seq - advancedAt >= ring.length / 8) {
             // the watchdog's rounds are far apart (up to 100 ms) next to a call's host time: retire what is
@@ -175,6 +180,9 @@ final class CallWatch implements AutoCloseable {
      * order), so a run of calls on one stream is retired with one query instead of one each.
      */
     private CallRecord advance(long now) {
+        if (closed) {
+            return null;
+        }
         if (head < tail && knownDone < tail && ring[(int) ((tail - 1) & (ring.length - 1))].done.isComplete()) {
             knownDoneFrom = runStart;
             knownDone = tail;
@@ -283,6 +291,10 @@ final class CallWatch implements AutoCloseable {
 
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true; // before the events go: a watchdog round that comes after must not ask about them
         for (CallRecord r : ring) {
             r.done.close();
         }
