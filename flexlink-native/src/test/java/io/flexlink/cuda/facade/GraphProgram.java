@@ -46,15 +46,19 @@ public final class GraphProgram {
         for (int r = 0; r < ranks; r++) {
             cuda(cudaStreamBeginCapture(streams[r], cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
         }
-        nccl(ncclGroupStart(), "ncclGroupStart");
-        for (int r = 0; r < ranks; r++) {
-            nccl(ncclAllReduce(send[r], recv[r], n, ncclFloat, ncclSum, new ncclComm(comms.get(r)), streams[r]),
-                    "ncclAllReduce rank " + r + " (captured)");
+        int rc = ncclGroupStart();
+        for (int r = 0; r < ranks && rc == ncclSuccess; r++) {
+            rc = ncclAllReduce(send[r], recv[r], n, ncclFloat, ncclSum, new ncclComm(comms.get(r)), streams[r]);
         }
-        nccl(ncclGroupEnd(), "ncclGroupEnd (captured)");
-        for (int r = 0; r < ranks; r++) {
+        rc = rc == ncclSuccess ? ncclGroupEnd() : rc;
+        int[] ended = new int[ranks];
+        for (int r = 0; r < ranks; r++) { // ended whatever happened: a capture left open breaks every later test
             graphs[r] = new CUgraph_st();
-            cuda(cudaStreamEndCapture(streams[r], graphs[r]), "cudaStreamEndCapture rank " + r);
+            ended[r] = cudaStreamEndCapture(streams[r], graphs[r]);
+        }
+        nccl(rc, "the captured group (ncclGroupStart, ncclAllReduce per rank, ncclGroupEnd)");
+        for (int r = 0; r < ranks; r++) {
+            cuda(ended[r], "cudaStreamEndCapture rank " + r);
         }
         for (int r = 0; r < ranks; r++) {
             execs[r] = new CUgraphExec_st();

@@ -71,7 +71,8 @@ public final class PreMulSumProgram {
         }
         float[] want = new float[n];
         for (int i = 0; i < n; i++) {
-            for (int r = 0; r < ranks; r++) {
+            want[i] = data[0][i] * scalar(0); // not 0 + ...: a sum of products that are all -0.0 is -0.0, as NCCL's
+            for (int r = 1; r < ranks; r++) {
                 want[i] += data[r][i] * scalar(r);
             }
         }
@@ -99,8 +100,8 @@ public final class PreMulSumProgram {
             }
             nccl(ncclGroupEnd(), "ncclGroupEnd");
             for (int i = 0; i < n; i++) {
-                want[i] = 0;
-                for (int r = 0; r < ranks; r++) {
+                want[i] = data[0][i] * value;
+                for (int r = 1; r < ranks; r++) {
                     want[i] += data[r][i] * value;
                 }
             }
