@@ -247,23 +247,9 @@ public final class FlexLink {
      * @throws FlexLinkException INVALID_USAGE outside a group; a call's error when one of the group failed
      */
     public static double groupSimulateEnd() {
-        double seconds = Double.NaN;
-        Throwable failure = null;
-        try {
-            seconds = Groups.simulateEnd();
-        } catch (RuntimeException | Error e) {
-            failure = e;
-        }
-        if (!Groups.active()) {
-            failure = GroupedInit.runPending(failure);
-        }
-        if (failure instanceof Error) {
-            throw (Error) failure;
-        }
-        if (failure != null) {
-            throw (RuntimeException) failure;
-        }
-        return seconds;
+        double[] seconds = {Double.NaN};
+        endGroup(() -> seconds[0] = Groups.simulateEnd());
+        return seconds[0];
     }
 
     /** Starts a group of calls on this thread (like {@code ncclGroupStart}); groups nest. */
@@ -276,9 +262,14 @@ public final class FlexLink {
      * {@link #initRank} deferred in it (like {@code ncclGroupEnd}), throwing the first failure of either.
      */
     public static void groupEnd() {
+        endGroup(Groups::end);
+    }
+
+    /** {@code end}, then at the outermost end the creations deferred in the group; throws the first failure. */
+    private static void endGroup(Runnable end) {
         Throwable failure = null;
         try {
-            Groups.end();
+            end.run();
         } catch (RuntimeException | Error e) {
             failure = e;
         }

@@ -134,11 +134,6 @@ public final class EnqueueWorker implements AutoCloseable {
         }
     }
 
-    /** True when nothing handed over is still to be enqueued. */
-    boolean idle() {
-        return enqueued >= submitted;
-    }
-
     private void checkFailure() {
         FlexLinkException f = failure;
         if (f != null) {

@@ -70,7 +70,7 @@ final class PreScaledInputs implements AutoCloseable {
         long elements = c.collective == Collective.REDUCE_SCATTER ? c.count * ranks : c.count;
         int size = c.type.size();
         long dst = s.input.ensure(Math.max(1, elements * size));
-        if (s.used && !stream.isCapturing()) {
+        if (s.used && !Launcher.captured(p)) {
             stream.waitEvent(s.read); // the last call of this position may have run on another stream
         }
         long scalar = c.scalarAddress;
@@ -88,7 +88,7 @@ final class PreScaledInputs implements AutoCloseable {
 
     /** After every path's work of {@code p} is on (or joined into) the caller's stream. */
     void done(CallPlan p) {
-        if (p.preScaled && !p.call.stream.isCapturing()) {
+        if (p.preScaled && !Launcher.captured(p)) {
             Slot s = slots.get(p.index);
             p.call.stream.record(s.read);
             s.used = true;

@@ -116,10 +116,6 @@ public abstract class CollectiveApi implements Communicator {
 
     @Override
     public void allReduce(Buffer send, Buffer recv, long count, DataType type, Reduction op, Stream stream) {
-        if (!(op instanceof PreMulSum)) {
-            allReduce(send, recv, count, type, (ReduceOp) op, stream);
-            return;
-        }
         checkNotClosed();
         Validator.checkBuffers(Collective.ALL_REDUCE, send, recv, count, type, 0, rank, size, device);
         allReduce(Validator.address(send), Validator.address(recv), count, type, op, stream);
@@ -136,10 +132,6 @@ public abstract class CollectiveApi implements Communicator {
 
     @Override
     public void reduceScatter(Buffer send, Buffer recv, long recvCount, DataType type, Reduction op, Stream stream) {
-        if (!(op instanceof PreMulSum)) {
-            reduceScatter(send, recv, recvCount, type, (ReduceOp) op, stream);
-            return;
-        }
         checkNotClosed();
         Validator.checkBuffers(Collective.REDUCE_SCATTER, send, recv, recvCount, type, 0, rank, size, device);
         reduceScatter(Validator.address(send), Validator.address(recv), recvCount, type, op, stream);
@@ -156,10 +148,6 @@ public abstract class CollectiveApi implements Communicator {
 
     @Override
     public void reduce(Buffer send, Buffer recv, long count, DataType type, Reduction op, int root, Stream stream) {
-        if (!(op instanceof PreMulSum)) {
-            reduce(send, recv, count, type, (ReduceOp) op, root, stream);
-            return;
-        }
         checkNotClosed();
         Validator.checkBuffers(Collective.REDUCE, send, recv, count, type, root, rank, size, device);
         reduce(Validator.address(send), Validator.address(recv), count, type, op, root, stream);

@@ -60,11 +60,7 @@ class BadInputTest {
 
     /** Asserts the call fails with {@code result}, names {@code argument}, and enqueued nothing. */
     private void rejects(Result result, String argument, Executable call) {
-        long before = backend.enqueuedOps(stream);
-        FlexLinkException e = assertThrows(FlexLinkException.class, call);
-        assertEquals(result, e.result(), e.getMessage());
-        assertTrue(e.getMessage().contains(argument), "message names " + argument + ": " + e.getMessage());
-        assertEquals(before, backend.enqueuedOps(stream), "nothing enqueued");
+        io.flexlink.testing.Refusals.refused(backend, stream, result, argument, call);
         stillWorks();
     }
 

@@ -13,14 +13,8 @@ import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
-import io.flexlink.config.FlexLinkConfig;
-import io.flexlink.cuda.NcclFacade.FacadeComm;
-import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.CollectiveHarness;
-import java.util.concurrent.TimeUnit;
 import org.bytedeco.cuda.nccl.ncclComm;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,52 +24,7 @@ import org.junit.jupiter.api.Test;
  * non-blocking communicator, and what each state still allows (collectives refused with ncclInvalidUsage through
  * the communicator behind the handle; a revoked one splits).
  */
-class FacadeEndsTest {
-    private static final FlexLinkConfig CONFIG = FlexLinkConfig.builder().set(FlexLinkConfig.HOST_DEVICES, "4")
-            .set(FlexLinkConfig.SHARE, "pcie=0.25").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
-            .set(FlexLinkConfig.CHUNK_BYTES, "4K").set(FlexLinkConfig.INIT_TIMEOUT, "30s")
-            .set(FlexLinkConfig.TUNING_CACHE, "off").build();
-    private HostBackend backend;
-
-    @BeforeEach
-    void open() {
-        backend = new HostBackend(CONFIG);
-    }
-
-    @AfterEach
-    void close() {
-        assertEquals(0, NcclFacade.groupDepth());
-        backend.close();
-    }
-
-    /** Registers each communicator under a facade handle; {@code blocking} as ncclConfig_t.blocking says. */
-    static ncclComm[] handles(Communicator[] comms, boolean blocking) {
-        ncclComm[] out = new ncclComm[comms.length];
-        for (int r = 0; r < comms.length; r++) {
-            long h = NcclFacade.newHandle();
-            NcclFacade.put(new FacadeComm(h, comms[r], null, null, null, blocking));
-            out[r] = new ncclComm();
-            NcclFacade.setAddress(out[r], h);
-        }
-        return out;
-    }
-
-    static int asyncError(ncclComm c) {
-        int[] e = {-1};
-        assertEquals(ncclSuccess, ncclCommGetAsyncError(c, e));
-        return e[0];
-    }
-
-    /** Polls like an NCCL program polls a non-blocking communicator; the work bounds it. */
-    static int pollUntilDone(ncclComm c) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        int e;
-        while ((e = asyncError(c)) == ncclInProgress) {
-            assertTrue(System.nanoTime() < deadline, "never finished");
-            Thread.onSpinWait();
-        }
-        return e;
-    }
+class FacadeEndsTest extends FacadeHostRanks {
 
     private static Communicator comm(ncclComm h) {
         return NcclFacade.lookup(h).comm;

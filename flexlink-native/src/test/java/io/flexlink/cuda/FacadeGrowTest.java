@@ -1,7 +1,5 @@
 package io.flexlink.cuda;
 
-import static io.flexlink.cuda.FacadeEndsTest.handles;
-import static io.flexlink.cuda.FacadeEndsTest.pollUntilDone;
 import static io.flexlink.cuda.FlexNccl.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -13,13 +11,10 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLink;
 import io.flexlink.ReduceOp;
 import io.flexlink.UniqueId;
-import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.cuda.NcclFacade.FacadeComm;
-import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.CollectiveHarness;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.javacpp.BytePointer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -29,17 +24,11 @@ import org.junit.jupiter.api.Test;
  * comm through a host-backend {@link FacadeCreation}), every handle polled to ncclSuccess, the grown communicator
  * exact; one id at a time; NCCL's checks in NCCL's order, each ncclInvalidArgument naming the argument.
  */
-class FacadeGrowTest {
-    private static final FlexLinkConfig CONFIG = FlexLinkConfig.builder().set(FlexLinkConfig.HOST_DEVICES, "4")
-            .set(FlexLinkConfig.SHARE, "pcie=0.25").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
-            .set(FlexLinkConfig.CHUNK_BYTES, "4K").set(FlexLinkConfig.INIT_TIMEOUT, "30s")
-            .set(FlexLinkConfig.TUNING_CACHE, "off").build();
-    private HostBackend backend;
+class FacadeGrowTest extends FacadeHostRanks {
     private FacadeCreation creation;
 
     @BeforeEach
     void open() {
-        backend = new HostBackend(CONFIG);
         creation = new FacadeCreation(new FacadeCreation.Maker() {
             @Override
             public int device() {
@@ -52,12 +41,6 @@ class FacadeGrowTest {
                         o.commName(), o.blocking());
             }
         });
-    }
-
-    @AfterEach
-    void close() {
-        assertEquals(0, NcclFacade.groupDepth());
-        backend.close();
     }
 
     /** A non-blocking config (blocking = 0) in plain memory, as NCCL_CONFIG_INITIALIZER lays it out. */

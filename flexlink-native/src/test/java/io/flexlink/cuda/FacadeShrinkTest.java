@@ -1,8 +1,5 @@
 package io.flexlink.cuda;
 
-import static io.flexlink.cuda.FacadeEndsTest.asyncError;
-import static io.flexlink.cuda.FacadeEndsTest.handles;
-import static io.flexlink.cuda.FacadeEndsTest.pollUntilDone;
 import static io.flexlink.cuda.FlexNccl.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -13,17 +10,13 @@ import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLink;
 import io.flexlink.ReduceOp;
-import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.NativeMemory;
-import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.CollectiveHarness;
 import java.nio.IntBuffer;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.PointerPointer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,23 +26,7 @@ import org.junit.jupiter.api.Test;
  * blocking = 0 does the same for a blocking parent; NCCL_SHRINK_ABORT revokes the parents first; every bad
  * argument is ncclInvalidArgument naming it, with NULL written and nothing started.
  */
-class FacadeShrinkTest {
-    private static final FlexLinkConfig CONFIG = FlexLinkConfig.builder().set(FlexLinkConfig.HOST_DEVICES, "4")
-            .set(FlexLinkConfig.SHARE, "pcie=0.25").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
-            .set(FlexLinkConfig.CHUNK_BYTES, "4K").set(FlexLinkConfig.INIT_TIMEOUT, "30s")
-            .set(FlexLinkConfig.TUNING_CACHE, "off").build();
-    private HostBackend backend;
-
-    @BeforeEach
-    void open() {
-        backend = new HostBackend(CONFIG);
-    }
-
-    @AfterEach
-    void close() {
-        assertEquals(0, NcclFacade.groupDepth());
-        backend.close();
-    }
+class FacadeShrinkTest extends FacadeHostRanks {
 
     /** The children behind {@code kids}, by child rank, each of {@code size} ranks; every collective exact. */
     private Communicator[] exactChildren(ncclComm[] kids, int size, String what) {

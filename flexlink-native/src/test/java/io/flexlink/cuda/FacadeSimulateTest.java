@@ -1,6 +1,6 @@
 package io.flexlink.cuda;
 
-import static io.flexlink.cuda.FacadeEndsTest.handles;
+import static io.flexlink.cuda.FacadeHostRanks.handles;
 import static io.flexlink.cuda.FlexNccl.*;
 import static io.flexlink.runtime.NativeMemory.UNSAFE;
 import static org.junit.jupiter.api.Assertions.assertEquals;

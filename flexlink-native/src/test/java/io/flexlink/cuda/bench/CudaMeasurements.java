@@ -66,6 +66,11 @@ public final class CudaMeasurements {
     }
 
     static void randomize(long address, long bytes, long seed) {
+        randomize(backend, address, bytes, seed);
+    }
+
+    /** Random finite floats (no NaN) into {@code bytes} of device memory of {@code backend}. */
+    static void randomize(io.flexlink.runtime.Backend backend, long address, long bytes, long seed) {
         ByteBuffer b = ByteBuffer.allocateDirect((int) Math.min(bytes, 64 * MB));
         SplittableRandom r = new SplittableRandom(seed);
         while (b.remaining() >= 8) {

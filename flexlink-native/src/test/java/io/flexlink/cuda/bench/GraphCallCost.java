@@ -11,7 +11,6 @@ import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeGraph;
 import io.flexlink.runtime.RuntimeStream;
-import java.util.Arrays;
 import java.util.Locale;
 
 /**
@@ -63,8 +62,7 @@ public final class GraphCallCost {
             streams[r] = backend.createStream(0, "user" + r);
             send[r] = backend.allocate(0, size);
             recv[r] = backend.allocate(0, size);
-            CudaMeasurements.backend = backend;
-            CudaMeasurements.randomize(send[r].address(), size, 11 + r);
+            CudaMeasurements.randomize(backend, send[r].address(), size, 11 + r);
             start[r] = backend.createEvent(0, true);
             end[r] = backend.createEvent(0, true);
         }
@@ -133,7 +131,8 @@ public final class GraphCallCost {
             start[r].close();
             end[r].close();
         }
-        return new double[] {median(hostEager), median(hostGraph), median(devEager), median(devGraph)};
+        return new double[] {CudaMeasurements.median(hostEager), CudaMeasurements.median(hostGraph),
+                CudaMeasurements.median(devEager), CudaMeasurements.median(devGraph)};
     }
 
     private static void call(Communicator[] comms, RuntimeStream[] streams, DeviceMemory[] send, DeviceMemory[] recv,
@@ -158,11 +157,5 @@ public final class GraphCallCost {
             ms = Math.max(ms, end[r].elapsedMillis(start[r]));
         }
         return ms;
-    }
-
-    private static double median(double[] t) {
-        double[] c = t.clone();
-        Arrays.sort(c);
-        return c[c.length / 2];
     }
 }
