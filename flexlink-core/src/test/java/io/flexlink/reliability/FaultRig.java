@@ -74,6 +74,20 @@ final class FaultRig implements AutoCloseable {
         faulty[r].allReduce(send[r], recv[r], COUNT, DataType.FLOAT32, ReduceOp.SUM, streams[r]);
     }
 
+    /**
+     * Both ranks of the faulty communicator enqueue their parts in one group: both calls are accepted before
+     * any of their work runs, so a fault that rank 0 meets at once cannot reach rank 1 before rank 1's call.
+     */
+    void enqueueBoth() {
+        FlexLink.groupStart();
+        try {
+            enqueue(0);
+            enqueue(1);
+        } finally {
+            FlexLink.groupEnd();
+        }
+    }
+
     /** Every rank of the faulty communicator reports an asynchronous error within the bound; returns them. */
     Result[] errorEverywhere() {
         Bounded.within(BOUND, () -> faulty[0].getAsyncError() != Result.SUCCESS
