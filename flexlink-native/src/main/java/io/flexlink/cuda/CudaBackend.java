@@ -42,8 +42,7 @@ public final class CudaBackend implements Backend {
     private final Topology topology;
     private final PinnedAllocator host = new PinnedAllocator(this);
     private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
-    private final LongObjectMap<CudaStream> wrapped = new LongObjectMap<>();
-    private final CudaStream[] defaultStreams;
+    private final WrappedStreams wrappers;
     private final SyncCopies sync;
     private final boolean[] memOpsChecked;
     private final AtomicLong deviceBytes = new AtomicLong();
@@ -54,7 +53,7 @@ public final class CudaBackend implements Backend {
         this.devices = CudaLibraries.deviceCount();
         this.kernels = new ReduceKernels(new KernelCompiler(), devices);
         this.nccl = new NcclTransport(this);
-        this.defaultStreams = new CudaStream[devices];
+        this.wrappers = new WrappedStreams(this, devices);
         this.sync = new SyncCopies(this, devices);
         this.memOpsChecked = new boolean[devices];
         int[] driver = new int[1];
@@ -112,7 +111,7 @@ public final class CudaBackend implements Backend {
         return devices;
     }
 
-    private void checkDevice(int device) {
+    void checkDevice(int device) {
         if (device < 0 || device >= devices) {
             throw new FlexLinkException(Result.INVALID_ARGUMENT,
                     "device: " + device + " is not in [0, " + devices + ") on the cuda backend");
@@ -236,66 +235,22 @@ public final class CudaBackend implements Backend {
 
     /**
      * A stream that enqueues onto a {@code cudaStream_t} FlexLink does not own (a framework's, or one
-     * made with bytedeco's cudart), for {@code device} (the legacy default stream when the address is 0).
-     * Wrappers are cached per address, so steady-state calls allocate nothing; closing one only forgets it.
-     * The device of a non-default stream is asked from CUDA; a stream of another device then fails the
-     * communicator's device check.
+     * made with bytedeco's cudart), for {@code device} (the legacy default stream when the address is 0);
+     * see {@link WrappedStreams}.
      */
     public CudaStream wrapStream(long streamAddress, int device) {
-        if (streamAddress == 0) {
-            checkDevice(device);
-            CudaStream s = defaultStreams[device];
-            return s != null ? s : wrapDefault(device);
-        }
-        CudaStream s = wrapped.get(streamAddress);
-        if (s != null && s.device() == device) {
-            return s;
-        }
-        return wrapForeign(streamAddress, device);
+        return wrappers.wrap(streamAddress, device);
     }
 
-    private synchronized CudaStream wrapDefault(int device) {
-        CudaStream s = defaultStreams[device];
-        if (s == null) {
-            s = new CudaStream(this, device, "default.d" + device, new RawStream(0), false);
-            streams.add(s);
-            defaultStreams[device] = s;
-        }
-        return s;
-    }
-
-    private synchronized CudaStream wrapForeign(long address, int device) {
-        CudaStream s = wrapped.get(address);
-        if (s != null && s.device() == device) {
-            return s;
-        }
-        RawStream h = new RawStream(address);
-        int[] actual = {device};
-        if (cudart.cudaStreamGetDevice(h, actual) != 0) {
-            actual[0] = device; // a stream CUDA does not know: let the first enqueue report it
-        }
-        if (s != null && s.device() == actual[0]) {
-            return s;
-        }
-        checkDevice(actual[0]);
-        CudaStream w = new CudaStream(this, actual[0], "wrapped.0x" + Long.toHexString(address), h, false);
-        CudaStream old = wrapped.put(address, w);
-        if (old != null) {
-            old.close(); // the address was reused by a stream of another device
-        }
-        streams.add(w);
-        return w;
-    }
-
+    /** Forgets a closed stream (and its wrapper, for one FlexLink does not own). */
     void streamClosed(CudaStream s) {
         streams.remove(s);
-        if (!s.owned() && s.address() != 0) {
-            synchronized (this) {
-                if (wrapped.get(s.address()) == s) {
-                    wrapped.remove(s.address());
-                }
-            }
-        }
+        wrappers.closed(s);
+    }
+
+    /** Remembers a stream made or wrapped, for the leak count and for closing at {@link #close()}. */
+    void streamOpened(CudaStream s) {
+        streams.add(s);
     }
 
     @Override

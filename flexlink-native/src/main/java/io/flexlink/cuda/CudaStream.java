@@ -53,6 +53,8 @@ public final class CudaStream implements RuntimeStream {
     private final StreamKernels kernels;
     private final BatchMemOps batches;
     private final Scratch scratch;
+    /** A foreign stream first met inside a capture: its device is the caller's, not yet asked of CUDA. */
+    volatile boolean deviceAssumed;
 
     CudaStream(CudaBackend backend, int device, String label, CUstream_st handle, boolean owned) {
         this.backend = backend;

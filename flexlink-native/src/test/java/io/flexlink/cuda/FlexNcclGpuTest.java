@@ -1,5 +1,9 @@
 package io.flexlink.cuda;
 
+import static org.bytedeco.cuda.global.cudart.cudaStreamDefault;
+import static org.bytedeco.cuda.global.cudart.cudaStreamNonBlocking;
+
+import io.flexlink.cuda.facade.GraphProgram;
 import io.flexlink.cuda.facade.NcclProgram;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -31,7 +35,22 @@ class FlexNcclGpuTest {
     /** Issue #19's program: a grouped ncclAllReduce of 4M floats captured (global mode), replayed 20 times. */
     @Test
     void aCapturedAllReduceReplaysOnOneRankWithDefaultSettings() {
-        io.flexlink.cuda.facade.GraphProgram.captureAndReplay(new int[] {0}, 4 << 20, 20);
+        GraphProgram.captureAndReplay(new int[] {0}, 4 << 20, 20);
+    }
+
+    /**
+     * Two ranks on GPU 0 (the PCIe path), each stream's first FlexLink call inside the capture: asking a
+     * capturing stream's device in global mode used to invalidate the capture.
+     */
+    @Test
+    void aCapturedAllReduceOfTwoRanksReplaysWhenTheCaptureIsTheStreamsFirstCall() {
+        GraphProgram.captureAndReplay(new int[] {0, 0}, 4 << 20, 20, cudaStreamDefault, false);
+    }
+
+    /** The same on non-blocking streams, after an eager call on them: eager and captured calls interleave. */
+    @Test
+    void aCapturedAllReduceOfTwoRanksReplaysAfterAnEagerCallOnNonBlockingStreams() {
+        GraphProgram.captureAndReplay(new int[] {0, 0}, 4 << 20, 20, cudaStreamNonBlocking, true);
     }
 
     @Test

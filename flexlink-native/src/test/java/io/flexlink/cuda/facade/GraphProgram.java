@@ -28,6 +28,14 @@ public final class GraphProgram {
     }
 
     public static void captureAndReplay(int[] devices, int n, int replays) {
+        captureAndReplay(devices, n, replays, cudaStreamDefault, false);
+    }
+
+    /**
+     * As above, on streams made with {@code streamFlags} ({@code cudaStreamDefault}: blocking, as
+     * {@code cudaStreamCreate}); with {@code eagerFirst}, one eager grouped call runs before the capture.
+     */
+    public static void captureAndReplay(int[] devices, int n, int replays, int streamFlags, boolean eagerFirst) {
         int ranks = devices.length;
         PointerPointer comms = new PointerPointer(ranks);
         nccl(ncclCommInitAll(comms, ranks, devices), "ncclCommInitAll");
@@ -39,7 +47,18 @@ public final class GraphProgram {
             send[r] = deviceFloats(new float[n]);
             recv[r] = deviceFloats(new float[n]);
             streams[r] = new CUstream_st();
-            cuda(cudaStreamCreate(streams[r]), "cudaStreamCreate");
+            cuda(cudaStreamCreateWithFlags(streams[r], streamFlags), "cudaStreamCreateWithFlags");
+        }
+        if (eagerFirst) {
+            nccl(ncclGroupStart(), "ncclGroupStart");
+            for (int r = 0; r < ranks; r++) {
+                nccl(ncclAllReduce(send[r], recv[r], n, ncclFloat, ncclSum, new ncclComm(comms.get(r)), streams[r]),
+                        "eager ncclAllReduce");
+            }
+            nccl(ncclGroupEnd(), "eager ncclGroupEnd");
+            for (int r = 0; r < ranks; r++) {
+                cuda(cudaStreamSynchronize(streams[r]), "sync");
+            }
         }
         CUgraph_st[] graphs = new CUgraph_st[ranks];
         CUgraphExec_st[] execs = new CUgraphExec_st[ranks];
