@@ -54,12 +54,14 @@ for c in $collectives; do
   $perf "$c" $flags -g "$ngpus" --backend cuda --baseline --json "$out/flexlink-perf/$c.json" \
     > "$out/flexlink-perf/$c.txt" 2>&1 || echo "   (flexlink-perf exited $?)"
   {
-    echo "# $c, $ngpus GPUs, flags: $flags (out of place, busbw in GB/s)"
+    # one GPU has no bus traffic (busbw 0): compare algbw there, busbw otherwise
+    col=8; metric=busbw; [[ $ngpus -eq 1 ]] && { col=7; metric=algbw; }
+    echo "# $c, $ngpus GPUs, flags: $flags (out of place, $metric in GB/s)"
     printf '# %12s  %14s  %18s  %8s  %14s\n' size nccl-tests "raw NCCL in perf" ratio "FlexLink"
-    awk 'FNR == NR { if ($1 ~ /^[0-9]+$/) nt[$1] = $8; next }
+    awk -v col="$col" 'FNR == NR { if ($1 ~ /^[0-9]+$/) nt[$1] = $col; next }
          $1 ~ /^[0-9]+$/ && $(NF-1) + 0 > 0 {
-           raw = $8 / $(NF-1)
-           printf "  %12s  %14s  %18.2f  %8.3f  %14s\n", $1, nt[$1], raw, (nt[$1] > 0 ? raw / nt[$1] : 0), $8 }' \
+           raw = $col / $(NF-1)
+           printf "  %12s  %14s  %18.2f  %8.3f  %14s\n", $1, nt[$1], raw, (nt[$1] > 0 ? raw / nt[$1] : 0), $col }' \
       "$out/nccl-tests/$c.txt" "$out/flexlink-perf/$c.txt"
     echo
   } >> "$summary"

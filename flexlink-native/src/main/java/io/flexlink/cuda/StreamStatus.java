@@ -3,6 +3,7 @@ package io.flexlink.cuda;
 import io.flexlink.FlexLinkException;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
+import org.bytedeco.javacpp.IntPointer;
 
 /**
  * The state of one {@link CudaStream} as FlexLink and CUDA know it: closed or not, its first failure
@@ -16,7 +17,12 @@ final class StreamStatus {
 
     private final CUstream_st handle;
     private final String label;
-    private final int[] captureStatus = new int[1];
+    /**
+     * Native, not an {@code int[]}: every call asks (the watchdog's guard), and JNI copies an array in and
+     * out of the C heap per call. Freed with this object by JavaCPP's deallocator: the watchdog's thread may
+     * still ask after the stream closed (it then gets false without touching it).
+     */
+    private final IntPointer captureStatus = new IntPointer(1L);
     private volatile FlexLinkException failure;
     private volatile boolean closed;
     private volatile long queriedAt = System.nanoTime() - QUERY_INTERVAL_NANOS;
@@ -60,7 +66,7 @@ final class StreamStatus {
             return false;
         }
         int rc = cudart.cudaStreamIsCapturing(handle, captureStatus);
-        return rc == 0 && captureStatus[0] != cudart.cudaStreamCaptureStatusNone;
+        return rc == 0 && captureStatus.get() != cudart.cudaStreamCaptureStatusNone;
     }
 
     /**
