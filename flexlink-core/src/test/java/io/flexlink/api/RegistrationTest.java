@@ -34,10 +34,11 @@ class RegistrationTest {
     private Communicator[] comms;
     private DeviceMemory[] buf;
     private RuntimeStream stream;
+    private FlexLinkConfig config;
 
     @BeforeEach
     void setUp() {
-        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.HOST_DEVICES, "2")
+        config = FlexLinkConfig.builder().set(FlexLinkConfig.HOST_DEVICES, "2")
                 .set(FlexLinkConfig.SHARE, "pcie=0.5").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
                 .set(FlexLinkConfig.CHUNK_BYTES, "4K").set(FlexLinkConfig.TUNING_CACHE, "off").build();
         backend = new HostBackend(config);
@@ -148,6 +149,29 @@ class RegistrationTest {
         assertTrue(r.isClosed());
         assertEquals(List.of(), comms[1].registrations());
         refused(Result.INVALID_USAGE, "aborted", () -> comms[1].register(buf[1].address(), 64));
+    }
+
+    /** A rank made inside a group is a handle until the group's end made it: then it registers like any other. */
+    @Test
+    void aCommunicatorMadeInAGroupRegistersOnceMade() {
+        Communicator c;
+        FlexLink.groupStart();
+        try {
+            c = FlexLink.initRank(backend, config, 1, FlexLink.getUniqueId(), 0, 0);
+            Communicator early = c;
+            refused(Result.INVALID_USAGE, "groupEnd", () -> early.register(buf[0].address(), 64));
+            assertEquals(List.of(), c.registrations());
+        } finally {
+            FlexLink.groupEnd();
+        }
+        try {
+            Registration r = c.register(buf[0].address(), 64);
+            assertEquals(List.of(r), c.registrations());
+            c.close();
+            assertTrue(r.isClosed());
+        } finally {
+            c.close();
+        }
     }
 
     @Test
