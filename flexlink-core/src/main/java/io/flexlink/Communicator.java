@@ -239,6 +239,21 @@ public interface Communicator extends AutoCloseable {
      */
     Communicator grow(int nRanks, UniqueId id);
 
+    /**
+     * Like {@code ncclCommRegister}: registers {@code bytes} bytes of this rank's device memory at {@code address}
+     * with this communicator (and with NCCL, where NCCL is its primary path), until the returned handle is closed
+     * or the communicator is. Local to this rank (no other rank takes part); overlapping and identical ranges may
+     * be registered, each with a handle of its own, as in NCCL. See {@link Registration}.
+     *
+     * @throws FlexLinkException INVALID_ARGUMENT naming {@code address} (NULL, or memory the backend knows is not
+     *         this rank's device memory) or {@code bytes} (not positive, or past the end of the address space);
+     *         INVALID_USAGE on a closed, aborted, finalized or revoked communicator; NCCL's error where it refused
+     */
+    Registration register(long address, long bytes);
+
+    /** The registrations of this communicator still open, oldest first (empty once it is closed). */
+    java.util.List<Registration> registrations();
+
     /** Statistics: bytes and time per path, shares per size bucket, tuning history. */
     CommStats stats();
 

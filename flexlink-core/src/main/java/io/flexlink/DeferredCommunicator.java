@@ -265,6 +265,18 @@ final class DeferredCommunicator implements Communicator {
         return f != null ? f.result() : Result.IN_PROGRESS;
     }
 
+    /** The real communicator's: before the group's end made it, INVALID_USAGE like every call. */
+    @Override
+    public Registration register(long address, long bytes) {
+        return target().register(address, bytes);
+    }
+
+    @Override
+    public java.util.List<Registration> registrations() {
+        Communicator c = real;
+        return c != null ? c.registrations() : java.util.List.of();
+    }
+
     @Override
     public CommStats stats() {
         return target().stats();

@@ -8,8 +8,8 @@ package io.flexlink.bench;
  * row of {@link PerfCollective} into calls. -G captures whatever a target enqueues ({@link GraphCapture}),
  * so every target runs as a graph alike.
  *
- * <p>This is also the seam for what the core does not have yet: buffer registration (-R) would be a step
- * of the target's creation over the workspace's buffers.
+ * <p>-R 1 registers the workspace's buffers with every target after its creation ({@link LocalRegistration},
+ * through {@link #registerBuffer}); -R 2 (symmetric windows) would be a step there too, once the core has windows.
  */
 interface CallTarget extends AutoCloseable {
     /** How the header and the JSON name it. */
@@ -25,6 +25,14 @@ interface CallTarget extends AutoCloseable {
      * group when there are several ranks (as nccl-tests does when a thread drives several GPUs).
      */
     void enqueue(CallSpec call, int from, int to, int iter);
+
+    /**
+     * -R 1: registers {@code bytes} at {@code address}, a buffer of local rank {@code r}, with that rank's
+     * communicator (ncclCommRegister, or FlexLink's {@code Communicator.register}); returns what deregisters it
+     * (a no-op once the target was aborted or closed: NCCL frees registrations with its communicators), or null
+     * where the target has no registration (the host ring).
+     */
+    AutoCloseable registerBuffer(int r, long address, long bytes);
 
     /** Stops outstanding work and releases blocked streams (a failure or a timeout). */
     void abort();

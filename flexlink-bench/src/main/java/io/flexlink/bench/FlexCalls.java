@@ -45,6 +45,12 @@ final class FlexCalls extends RankCalls {
         return label;
     }
 
+    /** A {@link io.flexlink.Registration}: NCCL registers the buffer too where it is the primary path. */
+    @Override
+    public AutoCloseable registerBuffer(int r, long address, long bytes) {
+        return comms[r].register(address, bytes);
+    }
+
     @Override
     public void groupStart() {
         FlexLink.groupStart();

@@ -46,6 +46,7 @@ final class JsonReport {
         // what vs, the gate and the plot compare: busbw, or algbw where busbw is 0 (one rank)
         doc.addProperty("vs_basis", basis.label());
         doc.add("baseline", baseline(p));
+        doc.add("registration", registration(p.registration));
         doc.add("config", options(o));
         doc.add("settings", settings(env.config));
         JsonArray aux = new JsonArray();
@@ -146,6 +147,22 @@ final class JsonReport {
         return b;
     }
 
+    /** -R 1: per target, the buffers registered and how many NCCL holds too; null without -R. */
+    private static JsonElement registration(LocalRegistration reg) {
+        if (reg == null) {
+            return JsonNull.INSTANCE;
+        }
+        JsonArray a = new JsonArray();
+        for (LocalRegistration.Part part : reg.parts) {
+            JsonObject t = new JsonObject();
+            t.addProperty("target", part.target);
+            t.addProperty("buffers", part.buffers);
+            t.addProperty("with_nccl", part.withTransport);
+            a.add(t);
+        }
+        return a;
+    }
+
     private static JsonObject options(PerfOptions o) {
         JsonObject c = new JsonObject();
         c.addProperty("nthreads", o.threads);
@@ -170,6 +187,7 @@ final class JsonReport {
         c.addProperty("per_iter_skip", o.perIterSkip);
         c.addProperty("timeout", o.timeout);
         c.addProperty("unalign", o.unalign);
+        c.addProperty("local_register", o.register);
         c.addProperty("root", o.root);
         c.addProperty("seed", o.flex.seed);
         c.addProperty("baseline", o.flex.baseline);

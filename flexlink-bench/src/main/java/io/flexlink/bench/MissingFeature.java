@@ -10,9 +10,13 @@ import io.flexlink.Result;
  * entry goes and the option is wired where its seam is (see each constant).
  */
 enum MissingFeature {
-    /** Seam: {@link Workspace} allocates every buffer once; registration would follow the allocation there. */
-    BUFFER_REGISTRATION("-R", "buffer registration (ncclCommRegister, symmetric windows) is not in FlexLink's "
-            + "Communicator API yet; run without -R (or -R 0)");
+    /**
+     * -R 2: NCCL's symmetric windows. Seam: {@link LocalRegistration}, where -R 1 registers every workspace buffer;
+     * a window registration would be made there, once the core has windows.
+     */
+    SYMMETRIC_REGISTRATION("-R 2", "symmetric registration (ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC) is "
+            + "not available in FlexLink: its communicators have no symmetric windows; use -R 1 (local registration, "
+            + "ncclCommRegister) or -R 0");
 
     private final String option;
     private final String message;

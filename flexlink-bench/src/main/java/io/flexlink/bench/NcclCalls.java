@@ -114,6 +114,19 @@ final class NcclCalls extends RankCalls {
         return label;
     }
 
+    /** ncclCommRegister, as nccl-tests' -R 1; the deregistration is skipped once ncclCommAbort or ncclCommDestroy ran. */
+    @Override
+    public AutoCloseable registerBuffer(int r, long address, long bytes) {
+        ncclComm comm = comms[r];
+        Pointer handle = new Pointer(); // NCCL writes the handle into it (bytedeco's void** as a Pointer)
+        check(nccl.ncclCommRegister(comm, new Address().set(address), bytes, handle), "ncclCommRegister");
+        return () -> {
+            if (!aborted) {
+                check(nccl.ncclCommDeregister(comm, handle), "ncclCommDeregister");
+            }
+        };
+    }
+
     @Override
     public void groupStart() {
         check(nccl.ncclGroupStart(), "ncclGroupStart");

@@ -110,8 +110,8 @@ final class OptionChecks {
 
     private static void refuseMissing(PerfOptions o) {
         require(o.register >= 0 && o.register <= 2, "-R: must be 0, 1 (local) or 2 (symmetric), got " + o.register);
-        if (o.register > 0) {
-            throw MissingFeature.BUFFER_REGISTRATION.refusal();
+        if (o.register == 2) {
+            throw MissingFeature.SYMMETRIC_REGISTRATION.refusal();
         }
     }
 

@@ -35,6 +35,10 @@ final class PerfHeader {
         } else if (o.blocking == 3) {
             out.println("# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier ");
         }
+        if (p.registration != null) {
+            // nccl-tests prints nothing for -R; this line is in the style of its "Enabled" notes
+            out.println("# Local Registration Enabled (-R 1): " + p.registration.note() + " ");
+        }
         if (o.perIter == 1) {
             out.println("# Per-Iteration Report: " + (env.backend.equals("cuda") ? "CUDA" : "stream") + " event timing; "
                     + "i_* uses max over process rows" + (o.perIterSkip > 0 ? "; summary skips first " + o.perIterSkip

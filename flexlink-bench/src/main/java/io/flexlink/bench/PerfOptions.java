@@ -130,7 +130,9 @@ public final class PerfOptions {
     int graphLaunches;
 
     @Option(names = {"-R", "--local_register"}, paramLabel = "0|1|2", defaultValue = "0",
-            description = "Buffer registration: refused, FlexLink has no registration yet (0 only).")
+            description = "Buffer registration: 1 registers every rank's send and receive buffers with its "
+                    + "communicators (ncclCommRegister; FlexLink passes it to NCCL where NCCL is its primary path), "
+                    + "2 (symmetric windows) is refused: FlexLink has none. Default: ${DEFAULT-VALUE}.")
     int register;
 
     @Mixin

@@ -129,6 +129,9 @@ final class PerfRunner {
                             + p.baselines.missing + ")");
                 }
             }
+            if (o.register == 1) {
+                p.registration = LocalRegistration.of(p.ws, p.flex, p.baselines.raw, p.baselines.primaryOnly);
+            }
             threads = new DriverThreads(o.threads, o.ranksPerThread, p.gather);
             StreamWait wait = new StreamWait(p.ws, o.timeout);
             RowBench bench = new RowBench(o, p.ws, threads, wait, p.gather, new DataCheck(backend), tamper, err);
@@ -149,6 +152,9 @@ final class PerfRunner {
             }
             if (threads != null) {
                 threads.close();
+            }
+            if (p.registration != null) {
+                p.registration.close(); // before the workspace frees the buffers, as nccl-tests deregisters first
             }
             if (p.ws != null) {
                 p.ws.close();

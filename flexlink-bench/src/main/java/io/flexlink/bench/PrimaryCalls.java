@@ -98,6 +98,12 @@ final class PrimaryCalls extends RankCalls {
         }
     }
 
+    /** The transport's own registration: none on the host ring (null). */
+    @Override
+    public AutoCloseable registerBuffer(int r, long address, long bytes) {
+        return comms[r].register(address, bytes);
+    }
+
     /** The transport takes a rank's transfers of one group together. */
     @Override
     void exchange(int r, PeerOps ops, DataType type, RuntimeStream s) {

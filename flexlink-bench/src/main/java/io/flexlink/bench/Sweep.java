@@ -39,6 +39,8 @@ final class Sweep {
         RankGather gather;
         Progress progress;
         RunEnv env;
+        /** -R 1's registrations, or null. */
+        LocalRegistration registration;
     }
 
     Sweep(PerfOptions o, PrintStream out, PrintStream err, RunParts p, RowBench bench) {

@@ -114,6 +114,11 @@ final class Workspace implements AutoCloseable {
         return layout.commSize();
     }
 
+    /** Local rank {@code local}'s two allocations, whole (-R 1 registers them, as nccl-tests does). */
+    List<io.flexlink.Buffer> buffers(int local) {
+        return List.of(send[local], recv[local]);
+    }
+
     Backend backend() {
         return backend;
     }

@@ -227,6 +227,28 @@ class PerfFlagsTest {
         }
     }
 
+    /** -R 1: every rank's two buffers registered with each target; on the host backend nothing under it is NCCL. */
+    @Test
+    void localRegistrationRegistersEveryBufferWithEveryTarget() throws Exception {
+        Path json = tmp.resolve("reg.json");
+        PerfMainTest.Outcome o = perf("all_reduce " + BASE + " -g 2 -R 1 --baseline --json", json.toString());
+        ok(o, 2);
+        assertTrue(o.out.contains("\n# Local Registration Enabled (-R 1): send and receive buffers registered with "
+                + "FlexLink (4 buffers, 0 with NCCL); host ring, called directly (4 buffers, 0 with NCCL); FlexLink, "
+                + "primary path alone (4 buffers, 0 with NCCL) \n"), o::toString);
+        Map<?, ?> doc = json(json);
+        assertEquals(1, ((Number) ((Map<?, ?>) doc.get("config")).get("local_register")).intValue());
+        List<?> parts = (List<?>) doc.get("registration");
+        assertEquals(3, parts.size(), parts::toString);
+        Map<?, ?> flex = (Map<?, ?>) parts.get(0);
+        assertEquals("FlexLink", flex.get("target"));
+        assertEquals(4, ((Number) flex.get("buffers")).intValue());
+        assertEquals(0, ((Number) flex.get("with_nccl")).intValue());
+        PerfMainTest.Outcome off = perf("all_reduce " + BASE + " -g 2");
+        ok(off, 2);
+        assertFalse(off.out.contains("Registration"), off::toString);
+    }
+
     @Test
     void aWaitLongerThanTheTimeoutAbortsTheRun() {
         // 32 KB over a link paced at 16 KB/s: each call takes at least two seconds, far past -T 1

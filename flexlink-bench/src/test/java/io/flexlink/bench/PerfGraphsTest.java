@@ -92,6 +92,11 @@ class PerfGraphsTest {
         }
 
         @Override
+        public AutoCloseable registerBuffer(int r, long address, long bytes) {
+            return null;
+        }
+
+        @Override
         public void abort() {
         }
 

@@ -118,6 +118,11 @@ class PerfUnitsTest {
         }
 
         @Override
+        public AutoCloseable registerBuffer(int r, long address, long bytes) {
+            return null;
+        }
+
+        @Override
         public void abort() {
         }
 

@@ -17,6 +17,7 @@ import io.flexlink.launch.GroupedCalls;
 import io.flexlink.launch.Groups;
 import io.flexlink.launch.Launcher;
 import io.flexlink.path.Path;
+import io.flexlink.path.PrimaryPath;
 import io.flexlink.plan.CallPlan;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PrimaryTransport;
@@ -24,7 +25,6 @@ import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.validate.AllToAllvArgs;
 import io.flexlink.validate.Validator;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -50,6 +50,8 @@ public final class FlexCommunicator extends ParentCommunicator {
     private final Backend backend;
     private final PrimaryTransport transport;
     private final boolean hasPrimary;
+    /** What a registration registers with too (NCCL's ncclCommRegister), or null. */
+    private final PrimaryPath primaryPath;
     private final Shares shares;
     private final PathCounters counters;
     private final CallTimer timer;
@@ -70,16 +72,12 @@ public final class FlexCommunicator extends ParentCommunicator {
         this.backend = backend;
         this.transport = transport;
         this.hasPrimary = primary != null;
+        this.primaryPath = primary instanceof PrimaryPath p ? p : null;
         Path[] aux = auxPaths.toArray(new Path[0]);
         this.shares = shares;
         this.grouped = new GroupedCalls(aux.length);
-        List<String> names = new ArrayList<>();
-        names.add(primary == null ? "primary(off)" : primary.name());
-        int[] streams = new int[aux.length];
-        for (int i = 0; i < aux.length; i++) {
-            names.add(aux[i].name());
-            streams[i] = aux[i].streams().length;
-        }
+        List<String> names = PathNames.of(primary, aux);
+        int[] streams = PathNames.streams(aux);
         this.counters = new PathCounters(names);
         this.timer = shares.timed() ? new CallTimer(backend, device, streams, shares, counters) : null;
         this.launcher = new Launcher(backend, device, rank, size, primary, aux, shares, minSplitBytes, counters, timer,
@@ -134,6 +132,19 @@ public final class FlexCommunicator extends ParentCommunicator {
         life.checkNotClosed();
     }
 
+    /** Registered with the primary transport too, under the call lock: an NCCL communicator serves one thread at a time. */
+    @Override
+    protected AutoCloseable registerBelow(long address, long bytes) {
+        lock.lock();
+        try {
+            life.checkUsable();
+            Validator.checkRegistration(backend, address, bytes, device);
+            return underLock(lock, primaryPath == null ? null : primaryPath.register(address, bytes));
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public PreMulSum createPreMulSum(double scalar, DataType type) {
         checkNotClosed();
@@ -183,18 +194,7 @@ public final class FlexCommunicator extends ParentCommunicator {
             if (count == 0) {
                 return;
             }
-            if (!grouped.isEmpty() && grouped.owner() != group) {
-                throw new FlexLinkException(Result.INVALID_USAGE, "communicator: rank " + rank + " has calls in "
-                        + "another thread's open group; one communicator's group calls come from one thread");
-            }
-            if (c.pointToPoint()) {
-                RuntimeStream other = CallStreams.transfers(grouped);
-                if (other != null && other != stream) {
-                    throw new FlexLinkException(Result.INVALID_USAGE, "stream: the sends and receives of one group "
-                            + "on one communicator run on one stream; rank " + rank + " used " + other.label()
-                            + " and " + stream.label());
-                }
-            }
+            CallStreams.checkGroup(grouped, group, c, stream, rank);
             CallPlan plan = grouped.next();
             plan.call.set(c, send, recv, count, type, op, root, stream);
             if (pm != null) {
@@ -377,12 +377,14 @@ public final class FlexCommunicator extends ParentCommunicator {
     @Override
     public void abort() {
         life.abort();
+        closeRegistrations(); // the transports are aborted: NCCL freed its registrations
     }
 
     /** Waits for this communicator's own enqueued work (unless it failed or was aborted), then frees it. */
     @Override
     public void close() {
         life.close();
+        closeRegistrations(); // after the primary transport's close, which frees NCCL's registrations once its work is done
         splitter.closeParent(); // the ranks' rendezvous outlives an abort or a revoke: a split may follow those
     }
 

@@ -1,22 +1,67 @@
 package io.flexlink.comm;
 
 import io.flexlink.Communicator;
+import io.flexlink.Registration;
 import io.flexlink.UniqueId;
 import io.flexlink.validate.CollectiveApi;
 import io.flexlink.validate.Validator;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.locks.Lock;
 
 /**
  * The calls that make a child of a communicator (split, shrink, grow and grow's id), once for the single-node
  * and the multi-node communicator: each checks the parent's state through the subclass, then runs the
- * {@link CommSplitter}'s rounds over the parent's rendezvous.
+ * {@link CommSplitter}'s rounds over the parent's rendezvous. Also the buffer registrations of both
+ * ({@link Registrations}): the subclass registers below ({@link #registerBelow}), this class keeps the handles.
  */
 public abstract class ParentCommunicator extends CollectiveApi {
     protected final CommSplitter splitter;
+    private final Registrations registrations;
 
     protected ParentCommunicator(int rank, int size, int device, CommSplitter splitter) {
         super(rank, size, device);
         this.splitter = splitter;
+        this.registrations = new Registrations("rank " + rank + "/" + size);
+    }
+
+    /**
+     * Under the subclass's call lock: checks its state and the range ({@link Validator#checkRegistration}), then
+     * registers with what carries the calls. Returns what undoes that (taking the call lock itself, see
+     * {@link #underLock}; a {@link Registration} when it knows whether NCCL holds the buffer), or null when
+     * nothing below registered.
+     */
+    protected abstract AutoCloseable registerBelow(long address, long bytes);
+
+    @Override
+    public final Registration register(long address, long bytes) {
+        checkNotClosed();
+        return registrations.add(address, bytes, registerBelow(address, bytes));
+    }
+
+    @Override
+    public final List<Registration> registrations() {
+        return registrations.open();
+    }
+
+    /** At close and abort, after the transports were closed or aborted (which freed NCCL's registrations). */
+    protected final void closeRegistrations() {
+        registrations.closeAll();
+    }
+
+    /** {@code undo} run under {@code lock} (a transport's communicator is used by one thread at a time); null stays null. */
+    protected static AutoCloseable underLock(Lock lock, AutoCloseable undo) {
+        if (undo == null) {
+            return null;
+        }
+        return () -> {
+            lock.lock();
+            try {
+                undo.close();
+            } finally {
+                lock.unlock();
+            }
+        };
     }
 
     /** Throws unless this communicator may make a child now (a revoked one may, where its rendezvous lives). */

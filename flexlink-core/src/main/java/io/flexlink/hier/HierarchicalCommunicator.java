@@ -16,7 +16,6 @@ import io.flexlink.runtime.RankExchange;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.validate.AllToAllvArgs;
 import io.flexlink.validate.Validator;
-import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -148,6 +147,19 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
     @Override
     protected void checkNotClosed() {
         checkUsable();
+    }
+
+    /** With the node's communicator and the rail, which both move the caller's buffers ({@link HierRegistration}). */
+    @Override
+    protected AutoCloseable registerBelow(long address, long bytes) {
+        lock.lock();
+        try {
+            checkUsable();
+            Validator.checkRegistration(backend, address, bytes, device);
+            return HierRegistration.register(h, address, bytes, rail -> underLock(lock, rail));
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Override
@@ -317,6 +329,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         aborted = true;
         release("rank " + h.rank + " aborted the communicator");
         shared.freeWhenDrained(DRAIN_NANOS, who());
+        closeRegistrations(); // after the rail's and the node communicator's aborts, which freed NCCL's
     }
 
     /** Aborts the rail and the node's communicator, and tells the job (once). */
@@ -361,6 +374,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         } finally {
             lock.unlock();
         }
+        closeRegistrations(); // the node's communicator and the rail closed theirs already
     }
 
     // ---- statistics ----
@@ -369,16 +383,11 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
     public CommStats stats() {
         lock.lock();
         try {
-            // the paths are the node's (the rail is a stage of hierarchy(), not a path a call is split over)
             CommStats node = h.intra != null && !closed ? h.intra.stats() : null;
-            List<CommStats.PathTotals> paths = node == null ? List.of() : node.paths();
             Result r = getAsyncError();
             FlexLinkException e = error;
-            CommStats.Hierarchy hierarchy = new CommStats.Hierarchy(h.nodes, h.localSize, h.rail.describe(),
-                    shared.stageTotals(), h.rail.bytesReceived());
-            return new CommStats(paths, node == null ? java.util.Map.of() : node.shares(),
-                    node == null ? List.of() : node.history(), node == null ? java.util.Map.of() : node.stages(),
-                    r, e == null ? (aborted ? "aborted" : null) : e.getMessage(), hierarchy);
+            return HierStats.of(h, node, shared.stageTotals(), r,
+                    e == null ? (aborted ? "aborted" : null) : e.getMessage());
         } finally {
             lock.unlock();
         }

@@ -21,6 +21,11 @@ final class PrimaryRail implements RailComm {
     }
 
     @Override
+    public AutoCloseable register(long address, long bytes) {
+        return comm.register(address, bytes);
+    }
+
+    @Override
     public int rank() {
         return comm.rank();
     }

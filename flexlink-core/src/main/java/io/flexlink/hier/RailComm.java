@@ -34,6 +34,14 @@ interface RailComm extends AutoCloseable {
     /** What this rank's rail work waits for, or null when unknown. */
     String describeStall();
 
+    /**
+     * Registers a buffer of the caller's with the rail's transport (NCCL's ncclCommRegister); what undoes it, or null
+     * where the transport has no registration (the TCP ring). See {@code PrimaryComm.register}.
+     */
+    default AutoCloseable register(long address, long bytes) {
+        return null;
+    }
+
     /** Stops outstanding work and releases blocked streams; safe from any thread. */
     void abort();
 

@@ -78,6 +78,11 @@ public final class PrimaryPath implements Path {
         comm.exchange(ops, stream);
     }
 
+    /** The primary communicator's registration of a user buffer ({@link PrimaryComm#register}), or null. */
+    public AutoCloseable register(long address, long bytes) {
+        return comm.register(address, bytes);
+    }
+
     @Override
     public void abort() {
         comm.abort();

@@ -37,6 +37,16 @@ public interface PrimaryComm extends AutoCloseable {
     /** This rank's sends and receives of one group, all together (NCCL's grouped send/recv). */
     void exchange(PeerOps ops, RuntimeStream stream);
 
+    /**
+     * Registers {@code bytes} bytes at {@code address} with the transport ({@code ncclCommRegister}), so that
+     * its collectives on that buffer may skip staging; returns what deregisters it, or null when the transport
+     * has no registration (the host ring, whose ranks share memory anyway). The closeable must do nothing once
+     * this communicator was closed or aborted (NCCL frees its registrations with its communicator).
+     */
+    default AutoCloseable register(long address, long bytes) {
+        return null;
+    }
+
     /** Stops all outstanding work and releases blocked streams; safe from any thread. */
     void abort();
 

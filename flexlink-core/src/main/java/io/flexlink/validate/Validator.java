@@ -135,6 +135,27 @@ public final class Validator {
         }
     }
 
+    /**
+     * A range to register ({@code Communicator.register}): not NULL, a positive size, not past the end of the
+     * address space; then, where the backend can tell, memory of {@code device} (the host backend refuses what
+     * is not one of its live allocations; CUDA leaves it to NCCL).
+     */
+    public static void checkRegistration(Backend backend, long address, long bytes, int device) {
+        if (address == 0) {
+            throw invalid("address: NULL");
+        }
+        if (bytes <= 0) {
+            throw invalid("bytes: must be positive, got " + bytes);
+        }
+        if (Long.compareUnsigned(address + bytes, address) < 0) {
+            throw invalid("bytes: " + bytes + " from 0x" + Long.toHexString(address) + " runs past the address space");
+        }
+        String p = backend.accessProblem(address, bytes, device);
+        if (p != null) {
+            throw invalid("address: " + p);
+        }
+    }
+
     /** Rejects a partial overlap: {@code small} must be disjoint from {@code big} or exactly at {@code inPlace}. */
     private static void checkAliasing(long small, long smallBytes, long big, long bigBytes, long inPlace,
                                       String smallName, String inPlaceName) {

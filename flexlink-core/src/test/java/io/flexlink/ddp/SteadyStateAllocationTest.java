@@ -221,12 +221,10 @@ class SteadyStateAllocationTest {
         }
 
         @Override
-        public void finalizeComm() {
-        }
+        public void finalizeComm() { }
 
         @Override
-        public void revoke() {
-        }
+        public void revoke() { }
 
         @Override
         public int rank() {
@@ -383,8 +381,17 @@ class SteadyStateAllocationTest {
         }
 
         @Override
-        public void abort() {
+        public io.flexlink.Registration register(long address, long bytes) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in registers nothing");
         }
+
+        @Override
+        public List<io.flexlink.Registration> registrations() {
+            return List.of();
+        }
+
+        @Override
+        public void abort() { }
 
         @Override
         public void close() {

@@ -1,11 +1,6 @@
 package io.flexlink.cuda;
 
 import io.flexlink.Collective;
-import static io.flexlink.runtime.NativeMemory.UNSAFE;
-
-import io.flexlink.DataType;
-import io.flexlink.FlexLinkException;
-import io.flexlink.ReduceOp;
 import java.nio.IntBuffer;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.nccl.ncclComm;
@@ -32,31 +27,16 @@ import org.bytedeco.javacpp.PointerPointer;
 @SuppressWarnings("rawtypes")
 public final class FlexNccl {
     // ---- constants, with bytedeco's values (the NCCL headers the presets were built from) ----
-    public static final int NCCL_MAJOR = 2;
-    public static final int NCCL_MINOR = 29;
-    public static final int NCCL_PATCH = 3;
+    public static final int NCCL_MAJOR = 2, NCCL_MINOR = 29, NCCL_PATCH = 3;
     public static final String NCCL_SUFFIX = "";
     public static final int NCCL_VERSION_CODE = 22903; // the headers'; ncclGetVersion reports the library loaded
     public static final int NCCL_UNIQUE_ID_BYTES = 128;
 
-    public static final int ncclSuccess = 0;
-    public static final int ncclUnhandledCudaError = 1;
-    public static final int ncclSystemError = 2;
-    public static final int ncclInternalError = 3;
-    public static final int ncclInvalidArgument = 4;
-    public static final int ncclInvalidUsage = 5;
-    public static final int ncclRemoteError = 6;
-    public static final int ncclInProgress = 7;
-    public static final int ncclNumResults = 8;
+    public static final int ncclSuccess = 0, ncclUnhandledCudaError = 1, ncclSystemError = 2, ncclInternalError = 3,
+            ncclInvalidArgument = 4, ncclInvalidUsage = 5, ncclRemoteError = 6, ncclInProgress = 7, ncclNumResults = 8;
 
-    public static final int ncclSum = 0;
-    public static final int ncclProd = 1;
-    public static final int ncclMax = 2;
-    public static final int ncclMin = 3;
-    public static final int ncclAvg = 4;
-    public static final int ncclNumOps = 5;
-    public static final int ncclScalarDevice = 0;
-    public static final int ncclScalarHostImmediate = 1;
+    public static final int ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4, ncclNumOps = 5;
+    public static final int ncclScalarDevice = 0, ncclScalarHostImmediate = 1;
 
     public static final int ncclInt8 = 0;
     public static final int ncclChar = 0;
@@ -200,8 +180,7 @@ public final class FlexNccl {
 
     // ---- finalize, revoke, shrink (FacadeEnds, FacadeShrink): NCCL's rules on which call is allowed when ----
 
-    public static final int NCCL_SHRINK_DEFAULT = 0;
-    public static final int NCCL_SHRINK_ABORT = 1;
+    public static final int NCCL_SHRINK_DEFAULT = 0, NCCL_SHRINK_ABORT = 1;
     public static final int NCCL_REVOKE_DEFAULT = 0;
 
     /** Waits for the communicator's work, then frees all but the handle: only ncclCommDestroy is left. */
@@ -287,20 +266,17 @@ public final class FlexNccl {
     /** Every rank's block {@code j} to rank {@code j}, split across the paths like the other collectives. */
     public static int ncclAlltoAll(Pointer sendbuff, Pointer recvbuff, long count, int datatype, ncclComm comm,
                                    CUstream_st stream) {
-        return FacadeCalls.collective(Collective.ALL_TO_ALL, sendbuff, recvbuff, count, datatype, ncclSum, 0, comm,
-                stream);
+        return FacadeCalls.collective(Collective.ALL_TO_ALL, sendbuff, recvbuff, count, datatype, ncclSum, 0, comm, stream);
     }
 
     public static int ncclGather(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int root,
                                  ncclComm comm, CUstream_st stream) {
-        return FacadeCalls.collective(Collective.GATHER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm,
-                stream);
+        return FacadeCalls.collective(Collective.GATHER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, stream);
     }
 
     public static int ncclScatter(Pointer sendbuff, Pointer recvbuff, long count, int datatype, int root,
                                   ncclComm comm, CUstream_st stream) {
-        return FacadeCalls.collective(Collective.SCATTER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm,
-                stream);
+        return FacadeCalls.collective(Collective.SCATTER, sendbuff, recvbuff, count, datatype, ncclSum, root, comm, stream);
     }
 
     /**
@@ -341,6 +317,30 @@ public final class FlexNccl {
     /** Destroys a PreMulSum of {@code comm}; a built-in, unknown or destroyed {@code op} is ncclInvalidArgument. */
     public static int ncclRedOpDestroy(int op, ncclComm comm) {
         return FacadeOps.destroy(op, comm);
+    }
+
+    // ---- NCCL's allocator, and buffer registration (FacadeRegistration; docs/migration.md says what it does) ----
+
+    /** {@code size} bytes of device memory on the current device, from NCCL's own allocator (cuMem, as NCCL's). */
+    public static int ncclMemAlloc(PointerPointer ptr, long size) {
+        return FacadeRegistration.memAlloc(ptr, size);
+    }
+    public static int ncclMemAlloc(Pointer ptr, long size) {
+        return FacadeRegistration.memAlloc(ptr, size);
+    }
+    public static int ncclMemFree(Pointer ptr) {
+        return FacadeRegistration.memFree(ptr);
+    }
+
+    /** Registers the buffer with the communicator, and with NCCL where NCCL is its primary path; local to the rank. */
+    public static int ncclCommRegister(ncclComm comm, Pointer buff, long size, PointerPointer handle) {
+        return FacadeRegistration.register(comm, buff, size, handle);
+    }
+    public static int ncclCommRegister(ncclComm comm, Pointer buff, long size, Pointer handle) {
+        return FacadeRegistration.register(comm, buff, size, handle);
+    }
+    public static int ncclCommDeregister(ncclComm comm, Pointer handle) {
+        return FacadeRegistration.deregister(comm, handle);
     }
 
     public static int ncclGroupStart() {

@@ -1,5 +1,7 @@
 package io.flexlink.cuda;
 
+import static io.flexlink.runtime.NativeMemory.UNSAFE;
+
 import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import io.flexlink.runtime.BlockTransfers;
@@ -11,6 +13,8 @@ import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
 import org.bytedeco.cuda.global.nccl;
 import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.PointerPointer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -293,6 +297,33 @@ final class NcclComm implements PrimaryComm {
         } finally {
             group(false);
         }
+    }
+
+    /**
+     * ncclCommRegister, so that NCCL's own transports may use the buffer in place (NVLS, IPC peers, the network),
+     * as for an NCCL program. The closeable deregisters it, and does nothing once this communicator was destroyed
+     * or aborted: both free its every registration (NCCL's ncclRegCleanup). NCCL hands out NULL where local
+     * registration is off (NCCL_LOCAL_REGISTER=0); NULL is deregistered as nothing, as NCCL does.
+     */
+    @Override
+    public AutoCloseable register(long address, long bytes) {
+        long handle;
+        try (PointerPointer<Pointer> out = new PointerPointer<>(1)) {
+            UNSAFE.putLong(out.address(), 0L); // NCCL leaves it unwritten for a buffer with host memory in it
+            check(nccl.ncclCommRegister(comm, new RawPointer().set(address), bytes, out), "ncclCommRegister");
+            handle = UNSAFE.getLong(out.address());
+        }
+        LOG.debug("INIT ncclCommRegister rank {}/{}: {} B at 0x{}, handle 0x{}", rank, size, bytes,
+                Long.toHexString(address), Long.toHexString(handle));
+        return () -> deregister(handle);
+    }
+
+    private void deregister(long handle) {
+        if (handle == 0 || closed || aborted) {
+            return;
+        }
+        check(nccl.ncclCommDeregister(comm, new RawPointer().set(handle)), "ncclCommDeregister");
+        LOG.debug("INIT ncclCommDeregister rank {}/{}: handle 0x{}", rank, size, Long.toHexString(handle));
     }
 
     /** NCCL's point-to-point send (the NCCL facade passes ncclSend through). */

@@ -51,6 +51,8 @@ final class NcclFacade {
         final String label;
         /** Its PreMulSum operations by ncclRedOp_t code. */
         final FacadeOps ops = new FacadeOps();
+        /** Its buffer registrations by the handle ncclCommRegister gave out ({@link FacadeRegistration}). */
+        final LongObjectMap<io.flexlink.Registration> registrations = new LongObjectMap<>();
         /** ncclConfig_t's blocking: false runs its finalize, revoke and shrink in the background (ncclInProgress). */
         final boolean blocking;
         /**

@@ -31,7 +31,8 @@ class FlexNcclSignatureTest {
             "ncclCommInitRankConfig", "ncclBcast", "ncclGetLastError", "ncclResetDebugInit",
             "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy",
             "ncclCommFinalize", "ncclCommRevoke", "ncclCommShrink", "ncclCommInitRankScalable",
-            "ncclGroupSimulateEnd", "ncclCommGetUniqueId", "ncclCommGrow");
+            "ncclGroupSimulateEnd", "ncclCommGetUniqueId", "ncclCommGrow",
+            "ncclMemAlloc", "ncclMemFree", "ncclCommRegister", "ncclCommDeregister");
 
     static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
             "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",

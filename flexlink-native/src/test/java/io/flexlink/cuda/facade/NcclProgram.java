@@ -23,13 +23,13 @@ public final class NcclProgram {
     private NcclProgram() {
     }
 
-    static void nccl(int rc, String what) {
+    public static void nccl(int rc, String what) {
         if (rc != ncclSuccess) {
             throw new IllegalStateException(what + " failed: " + ncclGetErrorString(rc).getString() + " (" + rc + ")");
         }
     }
 
-    static void cuda(int rc, String what) {
+    public static void cuda(int rc, String what) {
         if (rc != cudaSuccess) {
             throw new IllegalStateException(what + " failed: CUDA error " + rc);
         }
@@ -44,7 +44,7 @@ public final class NcclProgram {
         return p;
     }
 
-    static float[] hostFloats(Pointer device, int n) {
+    public static float[] hostFloats(Pointer device, int n) {
         float[] out = new float[n];
         try (FloatPointer h = new FloatPointer(n)) {
             cuda(cudaMemcpy(h, device, 4L * n, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
@@ -53,7 +53,7 @@ public final class NcclProgram {
         return out;
     }
 
-    static void expect(float[] want, float[] got, String what) {
+    public static void expect(float[] want, float[] got, String what) {
         for (int i = 0; i < want.length; i++) {
             if (Float.floatToIntBits(want[i]) != Float.floatToIntBits(got[i])) {
                 throw new AssertionError(what + ": [" + i + "] = " + got[i] + ", expected " + want[i]);
@@ -62,7 +62,7 @@ public final class NcclProgram {
     }
 
     /** Copies {@code values} over the device buffer {@code device}. */
-    static void upload(Pointer device, float[] values) {
+    public static void upload(Pointer device, float[] values) {
         try (FloatPointer h = new FloatPointer(values)) {
             cuda(cudaMemcpy(device, h, 4L * values.length, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
         }
@@ -72,7 +72,7 @@ public final class NcclProgram {
      * Seeded random small integers in [-16, 16]: sums over a few ranks are exact in float, so results
      * compare bit for bit whatever the order of the additions.
      */
-    static float[] randomInts(int n, long seed) {
+    public static float[] randomInts(int n, long seed) {
         SplittableRandom r = new SplittableRandom(seed);
         float[] v = new float[n];
         for (int i = 0; i < n; i++) {
@@ -82,7 +82,7 @@ public final class NcclProgram {
     }
 
     /** A pattern no collective of these tests writes (outside the data's range), to see unwritten elements. */
-    static float[] poison(int n) {
+    public static float[] poison(int n) {
         float[] v = new float[n];
         Arrays.fill(v, -1000.5f);
         return v;
