@@ -20,11 +20,15 @@ final class HierRank {
     final boolean nodeMajor;
     final Communicator intra;
     final RailComm rail;
+    /** Send and Recv between nodes ({@link PeerNet}). */
+    final PeerNet peers;
     final long minSplitBytes;
     /** An AllReduce of at least two pieces of this many bytes overlaps its stages; 0: never. */
     final long pieceBytes;
 
-    HierRank(int rank, NodeLayout layout, Communicator intra, RailComm rail, long minSplitBytes, long pieceBytes) {
+    HierRank(int rank, NodeLayout layout, Communicator intra, RailComm rail, PeerNet peers, long minSplitBytes,
+             long pieceBytes) {
+        this.peers = peers;
         this.rank = rank;
         this.size = layout.ranks();
         this.node = layout.nodeOf(rank);
