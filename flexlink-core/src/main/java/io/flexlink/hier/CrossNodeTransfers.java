@@ -18,12 +18,14 @@ import java.util.function.Consumer;
  * the peer links ({@link PeerNet}) on a lane of this communicator's own, forked from the caller's stream
  * and joined back into it. The lane keeps them beside the same group's transfers inside the node (the node
  * communicator's part of the group), so that neither waits for the other, as NCCL runs a group's transfers
- * at once. The join comes in the group's third phase, after the primary transports' group ends, since NCCL
+ * at once. On a node of one rank, which has no node communicator, a group's transfers to oneself come here
+ * too. The join comes in the group's third phase, after the primary transports' group ends, since NCCL
  * enqueues its part of a group only there. A group's transfers between nodes come from one thread and use
  * one stream, as the single-node communicator's do. Used under the communicator's lock.
  */
 final class CrossNodeTransfers implements Groups.Member {
     private final PeerNet net;
+    private final int rank;
     private final ReentrantLock lock;
     private final Consumer<RuntimeException> failed;
     private final RuntimeStream lane;
@@ -38,6 +40,7 @@ final class CrossNodeTransfers implements Groups.Member {
     CrossNodeTransfers(Backend backend, int device, int rank, PeerNet net, ReentrantLock lock,
                        Consumer<RuntimeException> failed) {
         this.net = net;
+        this.rank = rank;
         this.lock = lock;
         this.failed = failed;
         this.lane = backend.createStream(device, "hier.peers.r" + rank);
@@ -90,6 +93,7 @@ final class CrossNodeTransfers implements Groups.Member {
             if (ops.isEmpty()) {
                 return;
             }
+            checkTransfersToItself();
             caller.record(forked);
             lane.waitEvent(forked);
             net.exchange(ops, lane);
@@ -137,6 +141,37 @@ final class CrossNodeTransfers implements Groups.Member {
         return 0; // not modelled: the network's rate is not known here
     }
 
+    /**
+     * NCCL's rule at the group's end for transfers to oneself (on a node of one rank they come here): the
+     * {@code k}-th send to this rank and its {@code k}-th receive from it pair up and have one size.
+     */
+    private void checkTransfersToItself() {
+        int k = 0;
+        for (int i = 0; i < ops.size(); i++) {
+            if (ops.peer(i) == rank && ops.isSend(i)) {
+                int j = kthReceiveFromItself(k++);
+                if (j < 0 || ops.bytes(j) != ops.bytes(i)) {
+                    throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + rank + " sends " + ops.bytes(i)
+                            + " bytes to itself in this group, " + (j < 0 ? "without a matching receive"
+                            : "and its matching receive takes " + ops.bytes(j)));
+                }
+            }
+        }
+        if (kthReceiveFromItself(k) >= 0) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + rank + " receives from itself in this "
+                    + "group without a matching send");
+        }
+    }
+
+    private int kthReceiveFromItself(int k) {
+        for (int i = 0, seen = 0; i < ops.size(); i++) {
+            if (ops.peer(i) == rank && !ops.isSend(i) && seen++ == k) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     private void clear() {
         ops.clear();
         caller = null;
@@ -144,15 +179,19 @@ final class CrossNodeTransfers implements Groups.Member {
         launched = false;
     }
 
-    /**
-     * Waits until every transfer launched so far has left the lane (giving up when {@code giveUp} says so: an
-     * abort releases the lane), then closes the peer links (what is enqueued goes out, then a goodbye) and frees
-     * the lane.
-     */
-    void drainAndClose(BooleanSupplier giveUp) {
+    /** Waits until every transfer launched so far has left the lane, giving up when {@code giveUp} says so. */
+    void drain(BooleanSupplier giveUp) {
         while (used && !joined.isComplete() && !giveUp.getAsBoolean()) {
             LockSupport.parkNanos(200_000);
         }
+    }
+
+    /**
+     * {@link #drain}s (an abort releases the lane), then closes the peer links (what is enqueued goes out, then a goodbye) and frees
+     * the lane.
+     */
+    void drainAndClose(BooleanSupplier giveUp) {
+        drain(giveUp);
         net.close();
         lane.close();
         forked.close();

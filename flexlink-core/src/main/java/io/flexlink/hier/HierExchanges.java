@@ -37,16 +37,29 @@ final class HierExchanges {
     }
 
     /**
-     * Refuses, before anything is enqueued, a Send or Recv to this rank
-     * outside a group (its other half could never be called) or on a node of one rank (no node communicator
-     * pairs the two halves).
+     * Refuses, before anything is enqueued, a Send or Recv to this rank outside a group (its other half could
+     * never be called). Inside a group the node's communicator pairs the two halves, or on a node of one rank
+     * the peer links' lane ({@link #onLane}).
      */
     void checkPeer(Collective c, int peer, boolean grouped) {
-        if (peer == h.rank && (!grouped || h.intra == null)) {
-            throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + peer + " is this rank; "
-                    + (grouped ? "a node of one rank has no node communicator to pair a transfer to itself"
-                    : "a transfer to itself needs its send and receive in one group (groupStart/groupEnd)"));
+        if (peer == h.rank && !grouped) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + peer + " is this rank; a transfer to "
+                    + "itself needs its send and receive in one group (groupStart/groupEnd)");
         }
+    }
+
+    /** Refuses a collective inside a group: the group would defer the node stages past the rail stage that reads them. */
+    void refuseGrouped(Collective c) {
+        if (io.flexlink.launch.Groups.active() && !c.pointToPoint()) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "rank " + h.rank + "/" + h.size + " (node " + h.node
+                    + " of " + h.nodes + "): a multi-node communicator's collectives cannot be grouped "
+                    + "(groupStart/groupEnd): call them outside a group");
+        }
+    }
+
+    /** Whether a checked transfer goes over the peer links' lane: to another node, or to itself with no node communicator. */
+    boolean onLane(int peer) {
+        return h.layout.nodeOf(peer) != h.node || peer == h.rank && h.intra == null;
     }
 
     /** Refuses a transfer to another node where the job has no peer links ({@link Rails#peers}). */

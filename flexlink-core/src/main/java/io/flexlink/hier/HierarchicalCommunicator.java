@@ -117,13 +117,6 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         }
     }
 
-    private void refuseGrouped(Collective c) {
-        if (Groups.active() && !c.pointToPoint()) {
-            throw new FlexLinkException(Result.INVALID_USAGE, who() + ": a multi-node communicator's collectives "
-                    + "cannot be grouped (groupStart/groupEnd): call them outside a group");
-        }
-    }
-
     @Override
     protected void checkNotClosed() {
         checkUsable();
@@ -148,6 +141,9 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         lock.lock();
         try {
             shared.drainLastCall(() -> released || getAsyncError() != Result.SUCCESS);
+            if (cross != null) { // the transfers between nodes too
+                cross.drain(() -> released || getAsyncError() != Result.SUCCESS);
+            }
             Result r = getAsyncError();
             if (r != Result.SUCCESS) {
                 String why = error == null ? "aborted" : error.getMessage();
@@ -219,19 +215,18 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
             Validator.checkMemory(backend, c, send, recv, count, type, root, h.rank, h.size, device);
             RuntimeStream rs = Validator.checkStream(backend, stream, device);
             boolean grouped = Groups.active();
-            refuseGrouped(c);
+            exchanges.refuseGrouped(c);
             if (count == 0) {
-                return;
-            }
-            if (c.pointToPoint() && h.layout.nodeOf(root) != h.node) {
-                exchanges.checkCrossNode(root);
-                cross.check(rs, h.rank);
-                boolean isSend = c == Collective.SEND;
-                cross.add(isSend, root, isSend ? send : recv, count * type.size(), rs);
                 return;
             }
             if (c.pointToPoint()) {
                 exchanges.checkPeer(c, root, grouped);
+                if (exchanges.onLane(root)) {
+                    exchanges.checkCrossNode(root);
+                    cross.check(rs, h.rank);
+                    cross.add(c == Collective.SEND, root, c == Collective.SEND ? send : recv, count * type.size(), rs);
+                    return;
+                }
                 if (grouped) {
                     // the node communicator launches it at the group's end; no stage of this one touches it
                     exchanges.transfer(c, send, recv, count, type, root, stream);

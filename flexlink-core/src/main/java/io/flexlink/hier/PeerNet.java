@@ -14,7 +14,11 @@ import io.flexlink.runtime.RuntimeStream;
  * owner, under its lock.
  */
 interface PeerNet extends AutoCloseable {
-    /** This rank's transfers of one group, all together; a transfer to this rank itself is not one of them. */
+    /**
+     * This rank's transfers of one group, all together. Transfers to this rank itself (a node of one rank has
+     * no node communicator for them) are among them, already paired by the caller: the k-th send with the k-th
+     * receive.
+     */
     void exchange(PeerOps ops, RuntimeStream stream);
 
     /** The transport whose group a grouped call enters (NCCL launches there), or null where none. */

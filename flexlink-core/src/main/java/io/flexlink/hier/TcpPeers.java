@@ -128,8 +128,11 @@ final class TcpPeers implements PeerNet {
         }
         Arrays.fill(done, 0, m, 0);
         for (int i = 0; i < m; i++) {
-            channel(ops.peer(i)); // every pair's connections start now, before any stream waits on one
+            if (ops.peer(i) != rank) {
+                channel(ops.peer(i)); // every pair's connections start now, before any stream waits on one
+            }
         }
+        copyToItself(ops, m, stream);
         boolean more = true;
         while (more) {
             more = false;
@@ -154,10 +157,30 @@ final class TcpPeers implements PeerNet {
         }
     }
 
+    /**
+     * Transfers to this rank itself (a node of one rank's, paired and checked by the caller): the {@code k}-th
+     * send to itself is one copy into its {@code k}-th receive, before the rounds, since it waits for nobody.
+     */
+    private void copyToItself(PeerOps ops, int m, RuntimeStream stream) {
+        int from = 0;
+        for (int i = 0; i < m; i++) {
+            if (ops.peer(i) != rank || ops.isSend(i)) {
+                continue;
+            }
+            while (from < m && !(ops.peer(from) == rank && ops.isSend(from))) {
+                from++;
+            }
+            if (from < m) {
+                stream.copy(ops.address(i), ops.address(from), Math.min(ops.bytes(i), ops.bytes(from)));
+                from++;
+            }
+        }
+    }
+
     /** The first unfinished transfer of each peer in this direction moves one chunk this round. */
     private void markTurns(PeerOps ops, int m, boolean sends) {
         for (int i = 0; i < m; i++) {
-            boolean mine = ops.isSend(i) == sends && done[i] < ops.bytes(i);
+            boolean mine = ops.peer(i) != rank && ops.isSend(i) == sends && done[i] < ops.bytes(i);
             for (int j = 0; j < i && mine; j++) {
                 mine = !(ops.isSend(j) == sends && ops.peer(j) == ops.peer(i) && done[j] < ops.bytes(j));
             }

@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * Send and Recv between nodes of a multi-node communicator (emulated nodes, TCP peer links): every ordered pair
  * of ranks on different nodes outside a group, with the other ranks making no call at all; grouped exchanges
- * mixing transfers inside and between nodes and to oneself (ring shifts by every distance over the job, all
+ * mixing transfers inside and between nodes and to oneself (on nodes of one rank too) (ring shifts by every distance over the job, all
  * pairs, seeded random pairings with several transfers to one peer, calls shuffled); outputs poisoned, every
  * element checked, and every rank's peer links read exactly the bytes sent to it from other nodes while its
  * rail read none. Bad arguments are refused with NCCL's codes before anything is enqueued, and a refused call
@@ -110,23 +110,17 @@ class HierarchyCrossNodeTransfersTest {
         long elems = 60_000;
         long seed = 17L * nodes + perNode + (roundRobin ? 5 : 0);
         try (TransferRig rig = new TransferRig(HierarchyThreadsTest.BASE, nodes, perNode, roundRobin, elems, seed)) {
-            boolean self = perNode > 1; // a node of one rank pairs no transfer to itself
-            for (int k = self ? 0 : 1; k < rig.n; k++) { // ring shift by k over the whole job
+            for (int k = 0; k < rig.n; k++) { // ring shift by k over the whole job (k = 0: to itself)
                 List<Transfer> ring = new ArrayList<>();
                 for (int r = 0; r < rig.n; r++) {
-                    int to = (r + k) % rig.n;
-                    if (to == r || rig.nodeOf[to] != rig.nodeOf[r] || perNode > 1) {
-                        ring.add(new Transfer(r, to, 9_001, 5L * r, 2L * k));
-                    }
+                    ring.add(new Transfer(r, (r + k) % rig.n, 9_001, 5L * r, 2L * k));
                 }
                 runCounted(rig, ring, seed + k);
             }
-            List<Transfer> pairs = new ArrayList<>(); // every rank to every rank, itself included where it can
+            List<Transfer> pairs = new ArrayList<>(); // every rank to every rank, itself included
             for (int r = 0; r < rig.n; r++) {
                 for (int q = 0; q < rig.n; q++) {
-                    if (q != r || self) {
-                        pairs.add(new Transfer(r, q, 3_000 + 7L * r, 11L * q, r * 3_500L));
-                    }
+                    pairs.add(new Transfer(r, q, 3_000 + 7L * r, 11L * q, r * 3_500L));
                 }
             }
             runCounted(rig, pairs, seed + 100);
@@ -138,7 +132,7 @@ class HierarchyCrossNodeTransfersTest {
                     int from = random.nextInt(rig.n);
                     int to = random.nextInt(rig.n);
                     long c = random.nextLong(1, 12_000);
-                    if (recvAt[to] + c > elems || to == from && !self) {
+                    if (recvAt[to] + c > elems) {
                         continue;
                     }
                     some.add(new Transfer(from, to, c, random.nextLong(elems - c), recvAt[to]));

@@ -222,24 +222,28 @@ class HierarchyGroupedTransfersTest {
         }
     }
 
+    /**
+     * A node of one rank has no node communicator: its transfers to itself go over the peer links' lane, paired
+     * at the group's end as NCCL pairs them; outside a group they are refused, and a send to itself without a
+     * matching receive fails the group's end with INVALID_USAGE.
+     */
     @Test
-    void aNodeOfOneRankHasNoTransferToItself() throws Exception {
+    void aNodeOfOneRankSendsToItselfInsideAGroup() throws Exception {
         try (TransferRig rig = new TransferRig(HierarchyThreadsTest.BASE, 3, 1, false, 1_000, 4)) {
             assertInstanceOf(HierarchicalCommunicator.class, rig.comms[1]);
-            FlexLink.groupStart();
-            FlexLinkException refused;
-            try {
-                refused = assertThrows(FlexLinkException.class,
-                        () -> rig.comms[1].send(rig.in[1].address(), 10, DataType.INT32, 1, rig.streams[1]));
-            } finally {
-                assertThrows(FlexLinkException.class, FlexLink::groupEnd);
-            }
-            assertEquals(Result.INVALID_USAGE, refused.result());
-            assertTrue(refused.getMessage().contains("a node of one rank"), refused.getMessage());
+            runAndCheck(rig, List.of(new Transfer(1, 1, 300, 5, 0), new Transfer(1, 1, 200, 0, 400),
+                    new Transfer(0, 1, 100, 2, 700), new Transfer(1, 2, 50, 9, 0)), 4);
             FlexLinkException ungrouped = assertThrows(FlexLinkException.class,
                     () -> rig.comms[1].recv(rig.out[1].address(), 10, DataType.INT32, 1, rig.streams[1]));
+            assertEquals(Result.INVALID_USAGE, ungrouped.result());
             assertTrue(ungrouped.getMessage().contains("needs its send and receive in one group"),
                     ungrouped.getMessage());
+            FlexLink.groupStart();
+            rig.comms[1].send(rig.in[1].address(), 10, DataType.INT32, 1, rig.streams[1]);
+            rig.comms[1].recv(rig.out[1].address(), 20, DataType.INT32, 1, rig.streams[1]);
+            FlexLinkException unmatched = assertThrows(FlexLinkException.class, FlexLink::groupEnd);
+            assertEquals(Result.INVALID_USAGE, unmatched.result());
+            assertTrue(unmatched.getMessage().contains("matching receive takes 80"), unmatched.getMessage());
         }
     }
 }
