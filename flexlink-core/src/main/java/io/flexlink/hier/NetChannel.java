@@ -41,7 +41,9 @@ final class NetChannel implements AutoCloseable {
     private long sent;
     private long received;
 
-    NetChannel(Backend backend, int slots, int chunkBytes, RailPacer pacer, String name, Runnable onFailure) {
+    /** {@code kind}, {@code to} and {@code from} name the link and its ends in messages. */
+    NetChannel(Backend backend, int slots, int chunkBytes, RailPacer pacer, String name, String kind, String to,
+               String from, Runnable onFailure) {
         this.slots = slots;
         this.chunk = chunkBytes;
         this.counters = backend.allocatePinned((long) LINE * (5L * slots + 1));
@@ -50,7 +52,7 @@ final class NetChannel implements AutoCloseable {
         this.recvSlots = backend.allocatePinned((long) slots * chunkBytes);
         this.sendBase = sendSlots.hostAddress();
         this.recvBase = recvSlots.hostAddress();
-        this.proxy = new NetProxy(this, pacer, name, onFailure);
+        this.proxy = new NetProxy(this, pacer, name, kind, to, from, onFailure);
     }
 
     /** A rail's ring links, connected already: both threads start. */

@@ -28,6 +28,10 @@ final class NetProxy {
     private static final int HEADER = 8;
 
     private final NetChannel channel;
+    /** For messages: {@code rail}, the next node and the previous one; or a peer link and its peer, twice. */
+    private final String kind;
+    private final String to;
+    private final String from;
     /** Set once connected (a rail's at once; a peer link's when its dial or its peer's dial is done). */
     private volatile SocketChannel out;
     private volatile SocketChannel in;
@@ -60,8 +64,12 @@ final class NetProxy {
 
     private volatile Dial dial;
 
-    NetProxy(NetChannel channel, RailPacer pacer, String name, Runnable onFailure) {
+    NetProxy(NetChannel channel, RailPacer pacer, String name, String kind, String to, String from,
+             Runnable onFailure) {
         this.channel = channel;
+        this.kind = kind;
+        this.to = to;
+        this.from = from;
         this.pacer = pacer;
         this.onFailure = onFailure;
         this.sender = new Thread(this::sendLoop, name + "-send");
@@ -141,7 +149,7 @@ final class NetProxy {
                 c.writeCounter(channel.sendEmpty(s), use);
             }
         } catch (IOException e) {
-            failed("sending to the next node failed: " + e.getMessage());
+            failed("sending to " + to + " failed: " + e.getMessage());
         }
     }
 
@@ -175,13 +183,13 @@ final class NetProxy {
                 if (seq == -1 && len == -1) {
                     heardGoodbye = true;
                     if (receiveTarget > b) {
-                        failed("the previous node closed its rail while this node waits for " + (receiveTarget - b)
+                        failed(from + " closed its " + kind + " while this node waits for " + (receiveTarget - b)
                                 + " more chunks (the nodes made different calls)");
                     }
                     return;
                 }
                 if (seq != (int) b || len < 0 || len > channel.chunkBytes()) {
-                    failed("the previous node sent chunk " + seq + " of " + len + " bytes where chunk " + (int) b
+                    failed(from + " sent chunk " + seq + " of " + len + " bytes where chunk " + (int) b
                             + " of at most " + channel.chunkBytes() + " was due (the nodes made different calls)");
                     return;
                 }
@@ -201,9 +209,9 @@ final class NetProxy {
                 c.writeCounter(channel.recvFull(s), use);
             }
         } catch (EOFException e) {
-            failed("the previous node closed its connection (its process exited or was killed)");
+            failed(from + " closed its connection (its process exited or was killed)");
         } catch (IOException e) {
-            failed("receiving from the previous node failed: " + e.getMessage());
+            failed("receiving from " + from + " failed: " + e.getMessage());
         }
     }
 
@@ -238,7 +246,7 @@ final class NetProxy {
             }
             failure = why;
         }
-        LOG.warn("COLL rail: {}", why);
+        LOG.warn("COLL {}: {}", kind, why);
         onFailure.run();
     }
 
@@ -252,8 +260,8 @@ final class NetProxy {
 
     /** Where the links stand against what the stream side enqueued. */
     String describe(long enqueuedSends, long enqueuedReceives) {
-        return "sent " + sentChunks + " of " + enqueuedSends + " chunks to the next node, received " + receivedChunks
-                + " of " + enqueuedReceives + " from the previous node";
+        return "sent " + sentChunks + " of " + enqueuedSends + " chunks to " + to + ", received " + receivedChunks
+                + " of " + enqueuedReceives + " from " + from;
     }
 
     /**

@@ -31,7 +31,8 @@ final class Rails {
         RailPacer pacer = new RailPacer(e.bytesPerSecond(Emulation.RAIL), e.latencyNanos(Emulation.RAIL),
                 LinkPacing.Clock.SYSTEM);
         int chunk = (int) Math.max(4096, Math.min(MAX_CHUNK, config.chunkBytes()) / 256 * 256);
-        NetChannel net = new NetChannel(backend, config.slots(), chunk, pacer, "flexlink-rail-r" + rank, onFailure);
+        NetChannel net = new NetChannel(backend, config.slots(), chunk, pacer, "flexlink-rail-r" + rank, "rail",
+                "the next node", "the previous node", onFailure);
         net.connect(links.out(), links.in());
         return new TcpRail(backend, rank, n, device, net);
     }

@@ -196,7 +196,8 @@ final class TcpPeers implements PeerNet {
             RailPacer pacer = new RailPacer(e.bytesPerSecond(Emulation.RAIL), e.latencyNanos(Emulation.RAIL),
                     LinkPacing.Clock.SYSTEM);
             NetChannel[] made = new NetChannel[1];
-            ch = new NetChannel(backend, slots, chunk, pacer, "flexlink-peer-r" + rank + "-" + peer,
+            ch = new NetChannel(backend, slots, chunk, pacer, "flexlink-peer-r" + rank + "-" + peer, "peer link",
+                    "rank " + peer, "rank " + peer,
                     () -> linkFailed(peer, made[0]));
             made[0] = ch;
             channels[peer] = ch;
