@@ -51,10 +51,14 @@ class HierarchyPreMulSumTest {
         }
     }
 
-    @Test
-    void inexactFloatProductsAreSummedOnceInTheHierarchysOrder() throws Exception {
-        try (HostBackend backend = new HostBackend(HierarchyThreadsTest.BASE)) {
-            Communicator[] comms = HierarchyThreadsTest.make(backend, 2, 2, false);
+    /** In sequence, and pipelined (pieces of 16 KB: the AllReduce runs in 8 pieces and a tail). */
+    @ParameterizedTest(name = "pieceBytes {0}")
+    @CsvSource({"32M", "16K"})
+    void inexactFloatProductsAreSummedOnceInTheHierarchysOrder(String pieceBytes) throws Exception {
+        io.flexlink.config.FlexLinkConfig config = HierarchyThreadsTest.BASE.with(
+                io.flexlink.config.FlexLinkConfig.HIER_PIECE_BYTES, pieceBytes);
+        try (HostBackend backend = new HostBackend(config)) {
+            Communicator[] comms = HierarchyThreadsTest.make(backend, config, 2, 2, false);
             int n = comms.length;
             int count = 40_001;
             float scalar = 0.3f;
