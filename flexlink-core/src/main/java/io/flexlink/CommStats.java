@@ -69,12 +69,19 @@ public final class CommStats {
         private final String rail;
         private final List<PathTotals> stages;
         private final long railBytesReceived;
+        private final long peerBytesReceived;
 
         public Hierarchy(int nodes, int ranksPerNode, String rail, List<PathTotals> stages) {
-            this(nodes, ranksPerNode, rail, stages, -1);
+            this(nodes, ranksPerNode, rail, stages, -1, -1);
         }
 
         public Hierarchy(int nodes, int ranksPerNode, String rail, List<PathTotals> stages, long railBytesReceived) {
+            this(nodes, ranksPerNode, rail, stages, railBytesReceived, -1);
+        }
+
+        public Hierarchy(int nodes, int ranksPerNode, String rail, List<PathTotals> stages, long railBytesReceived,
+                         long peerBytesReceived) {
+            this.peerBytesReceived = peerBytesReceived;
             this.nodes = nodes;
             this.ranksPerNode = ranksPerNode;
             this.rail = rail;
@@ -89,6 +96,15 @@ public final class CommStats {
          */
         public long railBytesReceived() {
             return railBytesReceived;
+        }
+
+        /**
+         * Payload bytes of Send and Recv from other nodes this rank has read from the network since it was made
+         * (the host backend's peer links, counted like {@link #railBytesReceived}); -1 where the transport does
+         * not say (NCCL). The rails carry none of them.
+         */
+        public long peerBytesReceived() {
+            return peerBytesReceived;
         }
 
         public int nodes() {

@@ -68,7 +68,7 @@ public final class FlexCommunicator extends ParentCommunicator {
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
                      List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
                      Duration timeout, Runnable tellPeers, boolean enqueueThread, CommSplitter splitter) {
-        super(rank, size, device, splitter);
+        super(rank, size, device, splitter, backend);
         this.backend = backend;
         this.transport = transport;
         this.hasPrimary = primary != null;
@@ -143,24 +143,6 @@ public final class FlexCommunicator extends ParentCommunicator {
         } finally {
             lock.unlock();
         }
-    }
-
-    @Override
-    public PreMulSum createPreMulSum(double scalar, DataType type) {
-        checkNotClosed();
-        return PreMulSumOp.host(this, scalar, type);
-    }
-
-    @Override
-    public PreMulSum createPreMulSum(long scalar, DataType type) {
-        checkNotClosed();
-        return PreMulSumOp.host(this, scalar, type);
-    }
-
-    @Override
-    public PreMulSum createPreMulSumOnDevice(long scalar, DataType type) {
-        checkNotClosed();
-        return PreMulSumOp.device(this, scalar, type, backend, device);
     }
 
     @Override

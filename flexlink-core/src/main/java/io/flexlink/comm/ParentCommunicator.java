@@ -1,8 +1,11 @@
 package io.flexlink.comm;
 
 import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.PreMulSum;
 import io.flexlink.Registration;
 import io.flexlink.UniqueId;
+import io.flexlink.runtime.Backend;
 import io.flexlink.validate.CollectiveApi;
 import io.flexlink.validate.Validator;
 import java.util.List;
@@ -18,11 +21,14 @@ import java.util.concurrent.locks.Lock;
 public abstract class ParentCommunicator extends CollectiveApi {
     protected final CommSplitter splitter;
     private final Registrations registrations;
+    /** Where a device scalar of a PreMulSum must live. */
+    private final Backend scalars;
 
-    protected ParentCommunicator(int rank, int size, int device, CommSplitter splitter) {
+    protected ParentCommunicator(int rank, int size, int device, CommSplitter splitter, Backend backend) {
         super(rank, size, device);
         this.splitter = splitter;
         this.registrations = new Registrations("rank " + rank + "/" + size);
+        this.scalars = backend;
     }
 
     /**
@@ -62,6 +68,44 @@ public abstract class ParentCommunicator extends CollectiveApi {
                 lock.unlock();
             }
         };
+    }
+
+    // ---- PreMulSum: one kind of operation for both communicators, each of which scales its inputs itself ----
+
+    @Override
+    public PreMulSum createPreMulSum(double scalar, DataType type) {
+        checkNotClosed();
+        return PreMulSumOp.host(this, scalar, type);
+    }
+
+    @Override
+    public PreMulSum createPreMulSum(long scalar, DataType type) {
+        checkNotClosed();
+        return PreMulSumOp.host(this, scalar, type);
+    }
+
+    @Override
+    public PreMulSum createPreMulSumOnDevice(long scalar, DataType type) {
+        checkNotClosed();
+        return PreMulSumOp.device(this, scalar, type, scalars, device);
+    }
+
+    /**
+     * Refuses (INVALID_ARGUMENT naming {@code op}) an operation of another communicator, a destroyed one, one
+     * made for another type, or a device scalar that is no longer live memory of this rank's device.
+     */
+    protected final void checkPreMulSum(PreMulSum op, DataType type) {
+        PreMulSumOp.check(op, this, type, scalars, device);
+    }
+
+    /** A checked operation's host scalar as raw bits of its type (unused where {@link #preMulSumAddress} is not 0). */
+    protected static long preMulSumBits(PreMulSum op) {
+        return ((PreMulSumOp) op).bits();
+    }
+
+    /** A checked operation's device scalar, or 0 for a host scalar. */
+    protected static long preMulSumAddress(PreMulSum op) {
+        return ((PreMulSumOp) op).address();
     }
 
     /** Throws unless this communicator may make a child now (a revoked one may, where its rendezvous lives). */

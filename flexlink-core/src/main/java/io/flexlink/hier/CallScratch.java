@@ -1,6 +1,8 @@
 package io.flexlink.hier;
 
+import io.flexlink.DataType;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
@@ -26,6 +28,9 @@ final class CallScratch {
     final PipelinedAllReduce piped;
     /** Recorded after each call on its stream: a call on another stream waits for it; close drains it. */
     private final RuntimeEvent lastDone;
+    /** A PreMulSum's products ({@link #preScale}) and its host scalar's word, written in stream order. */
+    private final Scratch preScaled;
+    private final PinnedMemory scalar;
     /** Held while freeing (which may wait for the streams), apart from the communicator's monitor. */
     private final Object freeLock = new Object();
     private RuntimeStream lastStream;
@@ -37,6 +42,29 @@ final class CallScratch {
         this.zeros = new Zeros(backend, device);
         this.piped = h.intra == null ? null : new PipelinedAllReduce(backend, device, h, timer, zeros);
         this.lastDone = backend.createEvent(device, false);
+        this.preScaled = new Scratch(backend, device);
+        this.scalar = backend.allocatePinned(8);
+    }
+
+    /**
+     * PreMulSum's first step, as the single-node launcher's ({@code launch.PreScaledInputs}): on {@code rs},
+     * multiplies {@code elements} of {@code send} by the scalar (a device address, or 0 and the host scalar's
+     * {@code bits}, which the stream writes into this communicator's word right before, as NCCL passes it in its
+     * kernel's arguments) into scratch of its own, whose address it returns; the call then sums that. Calls are
+     * ordered by {@link #order}, so one word and one scratch serve them all.
+     */
+    long preScale(RuntimeStream rs, long send, long elements, DataType type, long bits, long address) {
+        long dst = preScaled.ensure(Math.max(1, elements * type.size()));
+        long at = address;
+        if (at == 0) {
+            rs.writeValue32(scalar, 0, (int) bits); // little-endian: the element's low bytes first
+            if (type.size() == 8) {
+                rs.writeValue32(scalar, 4, (int) (bits >>> 32));
+            }
+            at = scalar.deviceAddress();
+        }
+        rs.scale(dst, send, elements, type, at, 0);
+        return dst;
     }
 
     /** A call on another stream than the last one waits for it: the scratch is shared. */
@@ -88,6 +116,8 @@ final class CallScratch {
                 piped.close();
             }
             scratch.close();
+            preScaled.close();
+            scalar.close();
             zeros.close();
             timer.close();
             lastDone.close();

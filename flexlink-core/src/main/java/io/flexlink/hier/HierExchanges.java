@@ -20,10 +20,9 @@ import io.flexlink.runtime.Scratch;
  * displacement. A two-stage exchange (node, then rail) needs a rail AlltoAll, which the rails do not have
  * yet.
  *
- * <p>Send and Recv work between ranks of one node (through the node's communicator, inside a group too,
- * where a rank may also send to itself). Between nodes they are refused: a rail joins only the ranks of
- * one local index, and a transfer between other ranks would need a third rank to forward it inside a call
- * that rank does not make (NCCL's proxy thread does that; FlexLink has none yet).
+ * <p>Send and Recv between ranks of one node go through the node's communicator (inside a group too, where
+ * a rank may also send to itself); between nodes they go over the peer links ({@link CrossNodeTransfers}),
+ * which join the two ranks directly, so no third rank takes part.
  */
 final class HierExchanges {
     private final HierRank h;
@@ -38,21 +37,38 @@ final class HierExchanges {
     }
 
     /**
-     * Refuses, before anything is enqueued, a Send or Recv whose peer is on another node, or this rank
-     * outside a group (its other half could never be called) or on a node of one rank (no node communicator
-     * pairs the two halves).
+     * Refuses, before anything is enqueued, a Send or Recv to this rank outside a group (its other half could
+     * never be called). Inside a group the node's communicator pairs the two halves, or on a node of one rank
+     * the peer links' lane ({@link #onLane}).
      */
     void checkPeer(Collective c, int peer, boolean grouped) {
-        if (h.layout.nodeOf(peer) != h.node) {
-            throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + peer + " is on node "
-                    + h.layout.nodeOf(peer) + ", rank " + h.rank + " on node " + h.node + "; a multi-node "
-                    + "communicator's " + c.displayName() + " stays inside a node (no rank forwards transfers "
-                    + "between nodes yet); allToAllv moves uneven blocks between nodes");
+        if (peer == h.rank && !grouped) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + peer + " is this rank; a transfer to "
+                    + "itself needs its send and receive in one group (groupStart/groupEnd)");
         }
-        if (peer == h.rank && (!grouped || h.intra == null)) {
-            throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + peer + " is this rank; "
-                    + (grouped ? "a node of one rank has no node communicator to pair a transfer to itself"
-                    : "a transfer to itself needs its send and receive in one group (groupStart/groupEnd)"));
+    }
+
+    /** Refuses a collective inside a group: the group would defer the node stages past the rail stage that reads them. */
+    void refuseGrouped(Collective c) {
+        if (io.flexlink.launch.Groups.active() && !c.pointToPoint()) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "rank " + h.rank + "/" + h.size + " (node " + h.node
+                    + " of " + h.nodes + "): a multi-node communicator's collectives cannot be grouped "
+                    + "(groupStart/groupEnd): call them outside a group");
+        }
+    }
+
+    /** Whether a checked transfer goes over the peer links' lane: to another node, or to itself with no node communicator. */
+    boolean onLane(int peer) {
+        return h.layout.nodeOf(peer) != h.node || peer == h.rank && h.intra == null;
+    }
+
+    /** Refuses a transfer to another node where the job has no peer links ({@link Rails#peers}). */
+    void checkCrossNode(int peer) {
+        if (h.peers == null) {
+            throw new FlexLinkException(Result.INVALID_USAGE, "peer: rank " + peer + " is on node "
+                    + h.layout.nodeOf(peer) + ", rank " + h.rank + " on node " + h.node + "; this job has no "
+                    + "links between nodes for Send and Recv: two ranks of a node share a device, which the "
+                    + "primary transport refuses; allToAllv moves uneven blocks between nodes");
         }
     }
 

@@ -1,6 +1,8 @@
 package io.flexlink.hier;
 
 import io.flexlink.Communicator;
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
 import io.flexlink.bootstrap.NodeLayout;
 
 /**
@@ -20,11 +22,15 @@ final class HierRank {
     final boolean nodeMajor;
     final Communicator intra;
     final RailComm rail;
+    /** Send and Recv between nodes ({@link PeerNet}). */
+    final PeerNet peers;
     final long minSplitBytes;
     /** An AllReduce of at least two pieces of this many bytes overlaps its stages; 0: never. */
     final long pieceBytes;
 
-    HierRank(int rank, NodeLayout layout, Communicator intra, RailComm rail, long minSplitBytes, long pieceBytes) {
+    HierRank(int rank, NodeLayout layout, Communicator intra, RailComm rail, PeerNet peers, long minSplitBytes,
+             long pieceBytes) {
+        this.peers = peers;
         this.rank = rank;
         this.size = layout.ranks();
         this.node = layout.nodeOf(rank);
@@ -37,5 +43,17 @@ final class HierRank {
         this.rail = rail;
         this.minSplitBytes = minSplitBytes;
         this.pieceBytes = pieceBytes;
+    }
+
+    /** The first failure below the communicator: the node's communicator, then the rail, then the peer links. */
+    FlexLinkException belowError() {
+        if (intra != null) {
+            Result r = intra.getAsyncError();
+            if (r != Result.SUCCESS) {
+                return new FlexLinkException(r, "node " + node + "'s communicator failed: " + r);
+            }
+        }
+        FlexLinkException e = rail.asyncError();
+        return e == null && peers != null ? peers.asyncError() : e;
     }
 }

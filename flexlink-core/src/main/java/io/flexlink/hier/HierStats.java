@@ -5,20 +5,18 @@ import io.flexlink.Result;
 import java.util.List;
 import java.util.Map;
 
-/** A multi-node communicator's statistics: the node communicator's paths, with the layout and the stage times. */
+/** A hierarchical communicator's statistics: the node's paths, and the stages and links of the hierarchy. */
 final class HierStats {
     private HierStats() {
     }
 
-    /**
-     * The paths are the node's ({@code node}, null on a node of one rank or once closed): the rail is a stage of
-     * the hierarchy, not a path a call is split over.
-     */
-    static CommStats of(HierRank h, CommStats node, List<CommStats.PathTotals> stages, Result error, String detail) {
-        CommStats.Hierarchy hierarchy = new CommStats.Hierarchy(h.nodes, h.localSize, h.rail.describe(), stages,
-                h.rail.bytesReceived());
-        return new CommStats(node == null ? List.of() : node.paths(), node == null ? Map.of() : node.shares(),
-                node == null ? List.of() : node.history(), node == null ? Map.of() : node.stages(), error, detail,
-                hierarchy);
+    static CommStats of(HierRank h, CallScratch shared, boolean closed, Result result, String error) {
+        // the paths are the node's (the rail is a stage of hierarchy(), not a path a call is split over)
+        CommStats node = h.intra != null && !closed ? h.intra.stats() : null;
+        List<CommStats.PathTotals> paths = node == null ? List.of() : node.paths();
+        CommStats.Hierarchy hierarchy = new CommStats.Hierarchy(h.nodes, h.localSize, h.rail.describe(),
+                shared.stageTotals(), h.rail.bytesReceived(), h.peers == null ? -1 : h.peers.bytesReceived());
+        return new CommStats(paths, node == null ? Map.of() : node.shares(), node == null ? List.of() : node.history(),
+                node == null ? Map.of() : node.stages(), result, error, hierarchy);
     }
 }

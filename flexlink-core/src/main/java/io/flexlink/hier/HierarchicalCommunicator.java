@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * everything and tells every rank — the node's ranks through their communicator, the other nodes through
  * the rail connections and the job's rendezvous, which stays open for that. Collectives inside
  * {@code groupStart}/{@code groupEnd} are refused: a group would defer the node-local stages past the
- * rail stage that reads their results; Send and Recv inside a node join the group.
+ * rail stage that reads their results; Send and Recv join the group, inside a node and between nodes.
  */
 public final class HierarchicalCommunicator extends ParentCommunicator {
     private static final Logger LOG = LoggerFactory.getLogger(HierarchicalCommunicator.class);
@@ -45,6 +45,8 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
     private final StageTimer timer;
     private final HierCollectives collectives;
     private final HierExchanges exchanges;
+    /** Send and Recv between nodes; null where the job has no peer links ({@link Rails#peers}). */
+    private final CrossNodeTransfers cross;
     private final AllToAllvArgs allToAllvArgs = new AllToAllvArgs();
     private final ReentrantLock lock = new ReentrantLock();
     private volatile boolean closed;
@@ -54,7 +56,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
     private boolean released;
 
     HierarchicalCommunicator(Backend backend, HierRank h, int device, RankExchange parent, CommSplitter splitter) {
-        super(h.rank, h.size, device, splitter);
+        super(h.rank, h.size, device, splitter, backend);
         this.backend = backend;
         this.h = h;
         this.parent = parent;
@@ -62,6 +64,8 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         this.timer = shared.timer;
         this.collectives = new HierCollectives(h, shared.scratch, shared.zeros, timer, shared.piped);
         this.exchanges = new HierExchanges(h, collectives, shared.scratch);
+        this.cross = h.peers == null ? null : new CrossNodeTransfers(backend, device, h.rank, h.peers, lock,
+                e -> failed("a transfer between nodes", e));
     }
 
     private String who() {
@@ -113,37 +117,6 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         }
     }
 
-    /**
-     * PreMulSum is not built across nodes yet: its node stage would need an operation of the node communicator
-     * and the rails a SUM (docs/design.md); every entry point says so before anything is made or enqueued.
-     */
-    @Override
-    public PreMulSum createPreMulSum(double scalar, DataType type) {
-        throw noPreMulSum();
-    }
-
-    @Override
-    public PreMulSum createPreMulSum(long scalar, DataType type) {
-        throw noPreMulSum();
-    }
-
-    @Override
-    public PreMulSum createPreMulSumOnDevice(long scalar, DataType type) {
-        throw noPreMulSum();
-    }
-
-    @Override
-    protected void runPreMulSum(Collective c, long send, long recv, long count, DataType type, PreMulSum op, int root,
-                                Stream stream) {
-        throw noPreMulSum();
-    }
-
-    private FlexLinkException noPreMulSum() {
-        checkNotClosed();
-        return new FlexLinkException(Result.INVALID_USAGE, who() + ": PreMulSum is not available on a multi-node "
-                + "communicator yet");
-    }
-
     @Override
     protected void checkNotClosed() {
         checkUsable();
@@ -181,6 +154,9 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         lock.lock();
         try {
             shared.drainLastCall(() -> released || getAsyncError() != Result.SUCCESS);
+            if (cross != null) { // the transfers between nodes too
+                cross.drain(() -> released || getAsyncError() != Result.SUCCESS);
+            }
             Result r = getAsyncError();
             if (r != Result.SUCCESS) {
                 String why = error == null ? "aborted" : error.getMessage();
@@ -219,28 +195,51 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
 
     /**
      * Validates everything, then enqueues every stage; a stage that fails after another was enqueued aborts.
-     * Inside a group only Send and Recv within the node are taken (recorded into the node communicator's
-     * part of the group, which its end launches); a refused call cancels the group, as NCCL's are atomic.
+     * Inside a group only Send and Recv are taken: within the node recorded into the node communicator's part
+     * of the group, between nodes into this communicator's ({@link CrossNodeTransfers}); both launch at its
+     * end. A refused call cancels the group, as NCCL's are atomic.
      */
     @Override
     protected void run(Collective c, long send, long recv, long count, DataType type, ReduceOp op, int root,
                      Stream stream) {
+        enqueue(c, send, recv, count, type, op, null, root, stream);
+    }
+
+    /**
+     * PreMulSum as the single-node communicator runs it: this rank's whole input multiplied by the scalar into
+     * scratch on the caller's stream ({@link CallScratch#preScale}), then the hierarchy's SUM of the products, so
+     * every element is still reduced once, in one order (inside the node, then across nodes) on every rank.
+     */
+    @Override
+    protected void runPreMulSum(Collective c, long send, long recv, long count, DataType type, PreMulSum op, int root,
+                                Stream stream) {
+        enqueue(c, send, recv, count, type, ReduceOp.SUM, op, root, stream);
+    }
+
+    private void enqueue(Collective c, long send, long recv, long count, DataType type, ReduceOp op, PreMulSum preMul,
+                         int root, Stream stream) {
         lock.lock();
         try {
             checkUsable();
+            if (preMul != null) {
+                checkPreMulSum(preMul, type);
+            }
             Validator.checkCall(c, send, recv, count, type, op, root, h.rank, h.size);
             Validator.checkMemory(backend, c, send, recv, count, type, root, h.rank, h.size, device);
             RuntimeStream rs = Validator.checkStream(backend, stream, device);
             boolean grouped = Groups.active();
-            if (grouped && !c.pointToPoint()) {
-                throw new FlexLinkException(Result.INVALID_USAGE, who() + ": a multi-node communicator's collectives "
-                        + "cannot be grouped (groupStart/groupEnd): call them outside a group");
-            }
+            exchanges.refuseGrouped(c);
             if (count == 0) {
                 return;
             }
             if (c.pointToPoint()) {
                 exchanges.checkPeer(c, root, grouped);
+                if (exchanges.onLane(root)) {
+                    exchanges.checkCrossNode(root);
+                    cross.check(rs, h.rank);
+                    cross.add(c == Collective.SEND, root, c == Collective.SEND ? send : recv, count * type.size(), rs);
+                    return;
+                }
                 if (grouped) {
                     // the node communicator launches it at the group's end; no stage of this one touches it
                     exchanges.transfer(c, send, recv, count, type, root, stream);
@@ -250,7 +249,10 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
             shared.order(rs);
             try {
                 timer.begin(rs);
-                exchanges.stages(c, send, recv, count, type, op, root, stream, rs);
+                long input = preMul == null ? send : shared.preScale(rs, send,
+                        c == Collective.REDUCE_SCATTER ? count * h.size : count, type, preMulSumBits(preMul),
+                        preMulSumAddress(preMul));
+                exchanges.stages(c, input, recv, count, type, op, root, stream, rs);
                 shared.done(rs);
             } catch (RuntimeException | Error e) {
                 throw failed(c.displayName(), e);
@@ -286,15 +288,7 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         if (aborted) {
             return Result.REMOTE_ERROR;
         }
-        if (h.intra != null) {
-            Result r = h.intra.getAsyncError();
-            if (r != Result.SUCCESS) {
-                e = new FlexLinkException(r, "node " + h.node + "'s communicator failed: " + r);
-            }
-        }
-        if (e == null) {
-            e = h.rail.asyncError();
-        }
+        e = h.belowError();
         if (e != null) {
             fail(e);
             return error.result();
@@ -308,9 +302,10 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         fail(new FlexLinkException(Result.REMOTE_ERROR, "rank " + lost + " is gone: " + why));
     }
 
-    /** A rail link broke (a node's process died, or it sent what nobody expected). */
+    /** A rail or peer link broke (a node's process died, or it sent what nobody expected). */
     void railFailed() {
         FlexLinkException e = h.rail.asyncError();
+        e = e == null && h.peers != null ? h.peers.asyncError() : e;
         fail(e != null ? e : new FlexLinkException(Result.REMOTE_ERROR, "the rail failed"));
     }
 
@@ -343,6 +338,9 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         // the rail first: a stream blocked on it holds up the node communicator's streams, whose abort waits
         // for them to be idle; then the job, so that every rank hears of it at once
         h.rail.abort();
+        if (h.peers != null) {
+            h.peers.abort();
+        }
         parent.fail(new FlexLinkException(Result.REMOTE_ERROR, who() + ": " + why));
         if (h.intra != null) {
             h.intra.abort();
@@ -363,6 +361,9 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         lock.lock();
         try {
             shared.drainLastCall(() -> released || getAsyncError() != Result.SUCCESS);
+            if (cross != null) { // its lane's transfers, then the peer links
+                cross.drainAndClose(() -> released || getAsyncError() != Result.SUCCESS);
+            }
             if (h.intra != null) {
                 h.intra.close();
             }
@@ -377,17 +378,13 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         closeRegistrations(); // the node's communicator and the rail closed theirs already
     }
 
-    // ---- statistics ----
-
     @Override
     public CommStats stats() {
         lock.lock();
         try {
-            CommStats node = h.intra != null && !closed ? h.intra.stats() : null;
             Result r = getAsyncError();
             FlexLinkException e = error;
-            return HierStats.of(h, node, shared.stageTotals(), r,
-                    e == null ? (aborted ? "aborted" : null) : e.getMessage());
+            return HierStats.of(h, shared, closed, r, e == null ? (aborted ? "aborted" : null) : e.getMessage());
         } finally {
             lock.unlock();
         }

@@ -128,6 +128,15 @@ public final class Hierarchy {
                         }
                     });
             made.add(rail);
+            PeerNet peers = Rails.peers(backend, config, parent, rank, layout.ranks(), device, layout, address, () -> {
+                HierarchicalCommunicator c = built.get();
+                if (c != null) {
+                    c.railFailed();
+                }
+            });
+            if (peers != null) {
+                made.add(peers);
+            }
             // every rank of every node is ready, and splits its calls over the rails alike
             String mine = "hier.pieceBytes=" + config.get(FlexLinkConfig.HIER_PIECE_BYTES) + " chunk="
                     + config.chunkBytes();
@@ -141,7 +150,7 @@ public final class Hierarchy {
             }
             held.remove(railGroup.exchange());
             railGroup.exchange().close(); // the rail's own links watch its peers from now on
-            HierRank h = new HierRank(rank, layout, intra, rail, config.minSplitBytes(),
+            HierRank h = new HierRank(rank, layout, intra, rail, peers, config.minSplitBytes(),
                     config.get(FlexLinkConfig.HIER_PIECE_BYTES));
             CommSplitter splitter = new CommSplitter(parent, rank, config, (childExchange, size, childRank) ->
                     initRank(backend, config, childExchange, size, childRank, childLocal -> device), true);
@@ -176,6 +185,8 @@ public final class Hierarchy {
                 comm.abort();
             } else if (c instanceof RailComm r) {
                 r.abort();
+            } else if (c instanceof PeerNet p) {
+                p.abort();
             }
             c.close();
         } catch (Exception e) {

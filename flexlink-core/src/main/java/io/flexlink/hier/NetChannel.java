@@ -10,7 +10,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
 /**
- * One rank's two ring links of a TCP rail — out to the right neighbour, in from the left — driven from
+ * One rank's two ring links of a TCP rail — out to the right neighbour, in from the left — or its two links
+ * to one peer on another node for Send and Recv ({@link TcpPeers}: out to it, in from it), driven from
  * the caller's stream like a network proxy drives a NIC. The stream copies an outgoing chunk into a send
  * slot and raises the slot's full counter; a sender thread waits for it, writes the slot to the socket
  * and raises the slot's empty counter. A receiver thread reads each incoming chunk into a receive slot
@@ -40,8 +41,9 @@ final class NetChannel implements AutoCloseable {
     private long sent;
     private long received;
 
-    NetChannel(Backend backend, int slots, int chunkBytes, SocketChannel out, SocketChannel in, RailPacer pacer,
-               String name, Runnable onFailure) {
+    /** {@code kind}, {@code to} and {@code from} name the link and its ends in messages. */
+    NetChannel(Backend backend, int slots, int chunkBytes, RailPacer pacer, String name, String kind, String to,
+               String from, Runnable onFailure) {
         this.slots = slots;
         this.chunk = chunkBytes;
         this.counters = backend.allocatePinned((long) LINE * (5L * slots + 1));
@@ -50,7 +52,23 @@ final class NetChannel implements AutoCloseable {
         this.recvSlots = backend.allocatePinned((long) slots * chunkBytes);
         this.sendBase = sendSlots.hostAddress();
         this.recvBase = recvSlots.hostAddress();
-        this.proxy = new NetProxy(this, out, in, pacer, name, onFailure);
+        this.proxy = new NetProxy(this, pacer, name, kind, to, from, onFailure);
+    }
+
+    /** A rail's ring links, connected already: both threads start. */
+    void connect(SocketChannel out, SocketChannel in) {
+        proxy.startSending(() -> out);
+        proxy.startReceiving(in);
+    }
+
+    /** A peer link's outgoing connection, dialled on the sender's thread ({@link TcpPeers}). */
+    void dialOut(NetProxy.Dial dial) {
+        proxy.startSending(dial);
+    }
+
+    /** A peer link's incoming connection, accepted by the listener's thread. */
+    void acceptedIn(SocketChannel in) {
+        proxy.startReceiving(in);
     }
 
     int chunkBytes() {

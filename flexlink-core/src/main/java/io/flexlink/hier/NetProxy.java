@@ -18,7 +18,9 @@ import org.slf4j.LoggerFactory;
  * {@link #MAX_POLL_NANOS}), and the sender sleeps while nothing is enqueued. Closing sends what is
  * enqueued, then a goodbye (a header of -1, -1); a receiver that reads the goodbye with no chunk still
  * expected ends quietly. A connection closed without it, a goodbye while chunks are still expected, or a
- * chunk out of sequence ends both threads and reports the failure once.
+ * chunk out of sequence ends both threads and reports the failure once. A rail's threads start at once on
+ * its ring's connections; a peer link's ({@link TcpPeers}) sender first dials the peer on its own thread, and
+ * its receiver starts when the peer's connection is accepted, so that no caller waits for the network.
  */
 final class NetProxy {
     private static final Logger LOG = LoggerFactory.getLogger(NetProxy.class);
@@ -26,8 +28,13 @@ final class NetProxy {
     private static final int HEADER = 8;
 
     private final NetChannel channel;
-    private final SocketChannel out;
-    private final SocketChannel in;
+    /** For messages: {@code rail}, the next node and the previous one; or a peer link and its peer, twice. */
+    private final String kind;
+    private final String to;
+    private final String from;
+    /** Set once connected (a rail's at once; a peer link's when its dial or its peer's dial is done). */
+    private volatile SocketChannel out;
+    private volatile SocketChannel in;
     private final RailPacer pacer;
     private final Runnable onFailure;
     private final Thread sender;
@@ -50,18 +57,43 @@ final class NetProxy {
     private volatile boolean stopping;
     private volatile String failure;
 
-    NetProxy(NetChannel channel, SocketChannel out, SocketChannel in, RailPacer pacer, String name,
+    /** Where the sender's connection comes from: at once (a rail's), or a dial on the sender's own thread. */
+    interface Dial {
+        SocketChannel connect() throws IOException;
+    }
+
+    private volatile Dial dial;
+
+    NetProxy(NetChannel channel, RailPacer pacer, String name, String kind, String to, String from,
              Runnable onFailure) {
         this.channel = channel;
-        this.out = out;
-        this.in = in;
+        this.kind = kind;
+        this.to = to;
+        this.from = from;
         this.pacer = pacer;
         this.onFailure = onFailure;
         this.sender = new Thread(this::sendLoop, name + "-send");
         this.receiver = new Thread(this::receiveLoop, name + "-recv");
         sender.setDaemon(true);
         receiver.setDaemon(true);
+    }
+
+    /**
+     * Starts the sender; {@code how} runs on its thread, so that a caller enqueueing the first transfer to a
+     * peer never waits for the network (the stream waits for the slots instead). Once only.
+     */
+    synchronized void startSending(Dial how) {
+        dial = how;
         sender.start();
+    }
+
+    /** Starts the receiver on {@code from}; closed at once when stopped meanwhile. Once only. */
+    synchronized void startReceiving(SocketChannel from) {
+        in = from;
+        if (stopping) {
+            closeQuietly(from);
+            return;
+        }
         receiver.start();
     }
 
@@ -83,6 +115,14 @@ final class NetProxy {
         ByteBuffer header = ByteBuffer.allocateDirect(HEADER);
         ByteBuffer[] frame = new ByteBuffer[2];
         try {
+            SocketChannel o = dial.connect();
+            synchronized (this) {
+                out = o;
+                if (stopping) {
+                    closeQuietly(o);
+                    return;
+                }
+            }
             for (long a = 0; !stopping; a++) {
                 while (sendTarget <= a && !stopping) {
                     if (goodbye) {
@@ -109,7 +149,7 @@ final class NetProxy {
                 c.writeCounter(channel.sendEmpty(s), use);
             }
         } catch (IOException e) {
-            failed("sending to the next node failed: " + e.getMessage());
+            failed("sending to " + to + " failed: " + e.getMessage());
         }
     }
 
@@ -143,13 +183,13 @@ final class NetProxy {
                 if (seq == -1 && len == -1) {
                     heardGoodbye = true;
                     if (receiveTarget > b) {
-                        failed("the previous node closed its rail while this node waits for " + (receiveTarget - b)
+                        failed(from + " closed its " + kind + " while this node waits for " + (receiveTarget - b)
                                 + " more chunks (the nodes made different calls)");
                     }
                     return;
                 }
                 if (seq != (int) b || len < 0 || len > channel.chunkBytes()) {
-                    failed("the previous node sent chunk " + seq + " of " + len + " bytes where chunk " + (int) b
+                    failed(from + " sent chunk " + seq + " of " + len + " bytes where chunk " + (int) b
                             + " of at most " + channel.chunkBytes() + " was due (the nodes made different calls)");
                     return;
                 }
@@ -169,9 +209,9 @@ final class NetProxy {
                 c.writeCounter(channel.recvFull(s), use);
             }
         } catch (EOFException e) {
-            failed("the previous node closed its connection (its process exited or was killed)");
+            failed(from + " closed its connection (its process exited or was killed)");
         } catch (IOException e) {
-            failed("receiving from the previous node failed: " + e.getMessage());
+            failed("receiving from " + from + " failed: " + e.getMessage());
         }
     }
 
@@ -206,7 +246,7 @@ final class NetProxy {
             }
             failure = why;
         }
-        LOG.warn("COLL rail: {}", why);
+        LOG.warn("COLL {}: {}", kind, why);
         onFailure.run();
     }
 
@@ -220,8 +260,8 @@ final class NetProxy {
 
     /** Where the links stand against what the stream side enqueued. */
     String describe(long enqueuedSends, long enqueuedReceives) {
-        return "sent " + sentChunks + " of " + enqueuedSends + " chunks to the next node, received " + receivedChunks
-                + " of " + enqueuedReceives + " from the previous node";
+        return "sent " + sentChunks + " of " + enqueuedSends + " chunks to " + to + ", received " + receivedChunks
+                + " of " + enqueuedReceives + " from " + from;
     }
 
     /**
@@ -230,6 +270,9 @@ final class NetProxy {
      */
     boolean drain(long deadline) {
         goodbye = true;
+        if (!sender.isAlive() && out == null) {
+            return true; // never started: nothing was sent, nobody waits for a goodbye
+        }
         LockSupport.unpark(sender);
         long pause = 1_000;
         while (!saidGoodbye && failure == null && !stopping && System.nanoTime() - deadline < 0) {
@@ -241,7 +284,9 @@ final class NetProxy {
 
     /** Ends both threads (closing the sockets unblocks them); idempotent. */
     void stop() {
-        stopping = true;
+        synchronized (this) {
+            stopping = true;
+        }
         closeQuietly(out);
         closeQuietly(in);
         LockSupport.unpark(sender);
@@ -261,6 +306,9 @@ final class NetProxy {
     }
 
     private static void closeQuietly(SocketChannel ch) {
+        if (ch == null) {
+            return; // never connected
+        }
         try {
             ch.close();
         } catch (IOException e) {

@@ -124,12 +124,12 @@ final class RailConnector {
         }
     }
 
-    private static void tune(SocketChannel ch) throws IOException {
+    static void tune(SocketChannel ch) throws IOException {
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
     }
 
-    private static int millisLeft(long deadline) throws IOException {
+    static int millisLeft(long deadline) throws IOException {
         long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
         if (left <= 0) {
             throw new SocketTimeoutException("timed out");
@@ -137,7 +137,7 @@ final class RailConnector {
         return (int) Math.min(Integer.MAX_VALUE, left);
     }
 
-    private static void close(java.io.Closeable c) {
+    static void close(java.io.Closeable c) {
         if (c != null) {
             try {
                 c.close();

@@ -31,8 +31,35 @@ final class Rails {
         RailPacer pacer = new RailPacer(e.bytesPerSecond(Emulation.RAIL), e.latencyNanos(Emulation.RAIL),
                 LinkPacing.Clock.SYSTEM);
         int chunk = (int) Math.max(4096, Math.min(MAX_CHUNK, config.chunkBytes()) / 256 * 256);
-        NetChannel net = new NetChannel(backend, config.slots(), chunk, links.out(), links.in(), pacer,
-                "flexlink-rail-r" + rank, onFailure);
+        NetChannel net = new NetChannel(backend, config.slots(), chunk, pacer, "flexlink-rail-r" + rank, "rail",
+                "the next node", "the previous node", onFailure);
+        net.connect(links.out(), links.in());
         return new TcpRail(backend, rank, n, device, net);
+    }
+
+    /**
+     * Makes a rank's links for Send and Recv between nodes ({@link PeerNet}); every rank of the job calls this
+     * together over the job's exchange. On the host backend: TCP links made when a pair first transfers. Elsewhere
+     * a flat communicator of the primary transport over every rank, which must be made now (NCCL's creation needs
+     * every rank, and a transfer must involve its two ranks only); where two ranks of a node share a device that
+     * the transport refuses to share (NCCL), there is none, and {@code null} says so on every rank alike.
+     */
+    static PeerNet peers(Backend backend, FlexLinkConfig config, RankExchange job, int rank, int n, int device,
+                         io.flexlink.bootstrap.NodeLayout layout, InetAddress address, Runnable onFailure) {
+        if (backend.name().equals("host")) {
+            return TcpPeers.create(backend, config, job, rank, n, address, onFailure);
+        }
+        PrimaryTransport t = backend.primaryTransport();
+        byte[][] devices = job.allGather(java.nio.ByteBuffer.allocate(4).putInt(device).array());
+        if (!t.allowsSharedDevices()) {
+            java.util.Set<Long> seen = new java.util.HashSet<>();
+            for (int r = 0; r < n; r++) {
+                long key = ((long) layout.nodeOf(r) << 32) | (java.nio.ByteBuffer.wrap(devices[r]).getInt() & 0xFFFFFFFFL);
+                if (!seen.add(key)) {
+                    return null;
+                }
+            }
+        }
+        return new PrimaryPeers(t.create(job, rank, n, device), t);
     }
 }

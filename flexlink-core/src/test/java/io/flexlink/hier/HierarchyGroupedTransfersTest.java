@@ -25,8 +25,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * Grouped Send/Recv of a multi-node communicator between ranks of one node (transfers to oneself too),
  * each rank's calls issued in a seeded random order inside its own thread's group: ring shifts inside
  * the node by every distance, all pairs, random pairings with several transfers to one peer; outputs
- * poisoned, every element checked, and the node's PCIe path carried them. A peer on another node is
- * refused at the call and cancels the group, which launches nothing.
+ * poisoned, every element checked, and the node's PCIe path carried them. A refused call cancels the
+ * group, which launches nothing. Transfers between nodes: HierarchyCrossNodeTransfersTest.
  */
 class HierarchyGroupedTransfersTest {
     /** One transfer, in elements of the sender's input and the receiver's output. */
@@ -178,7 +178,7 @@ class HierarchyGroupedTransfersTest {
     }
 
     @Test
-    void aPeerOnAnotherNodeIsRefusedAndCancelsTheGroup() throws Exception {
+    void aRefusedCallCancelsTheGroup() throws Exception {
         try (TransferRig rig = new TransferRig(HierarchyThreadsTest.BASE, 2, 2, false, 1_000, 3)) {
             rig.poison();
             long before = rig.backend.enqueuedOps(rig.streams[0]);
@@ -187,15 +187,16 @@ class HierarchyGroupedTransfersTest {
             try {
                 rig.comms[0].send(rig.in[0].address(), 100, DataType.INT32, 1, rig.streams[0]); // node 0: taken
                 rig.comms[0].recv(rig.out[0].address(), 100, DataType.INT32, 0, rig.streams[0]); // itself: taken
-                refused = assertThrows(FlexLinkException.class,
-                        () -> rig.comms[0].send(rig.in[0].address(), 100, DataType.INT32, 2, rig.streams[0]));
+                refused = assertThrows(FlexLinkException.class, // a collective cannot be grouped here
+                        () -> rig.comms[0].allReduce(rig.in[0].address(), rig.out[0].address(), 100, DataType.INT32,
+                                io.flexlink.ReduceOp.SUM, rig.streams[0]));
             } finally {
                 FlexLinkException end = assertThrows(FlexLinkException.class, FlexLink::groupEnd);
                 assertEquals(Result.INVALID_USAGE, end.result(), end.getMessage());
                 assertTrue(end.getMessage().contains("cancelled"), end.getMessage());
             }
             assertEquals(Result.INVALID_USAGE, refused.result());
-            assertTrue(refused.getMessage().contains("peer: rank 2 is on node 1"), refused.getMessage());
+            assertTrue(refused.getMessage().contains("cannot be grouped"), refused.getMessage());
             assertEquals(before, rig.backend.enqueuedOps(rig.streams[0]), "nothing of the group was launched");
             int[] poisoned = new int[1_000];
             Arrays.fill(poisoned, TransferRig.POISON);
@@ -221,24 +222,28 @@ class HierarchyGroupedTransfersTest {
         }
     }
 
+    /**
+     * A node of one rank has no node communicator: its transfers to itself go over the peer links' lane, paired
+     * at the group's end as NCCL pairs them; outside a group they are refused, and a send to itself without a
+     * matching receive fails the group's end with INVALID_USAGE.
+     */
     @Test
-    void aNodeOfOneRankHasNoTransferToItself() throws Exception {
+    void aNodeOfOneRankSendsToItselfInsideAGroup() throws Exception {
         try (TransferRig rig = new TransferRig(HierarchyThreadsTest.BASE, 3, 1, false, 1_000, 4)) {
             assertInstanceOf(HierarchicalCommunicator.class, rig.comms[1]);
-            FlexLink.groupStart();
-            FlexLinkException refused;
-            try {
-                refused = assertThrows(FlexLinkException.class,
-                        () -> rig.comms[1].send(rig.in[1].address(), 10, DataType.INT32, 1, rig.streams[1]));
-            } finally {
-                assertThrows(FlexLinkException.class, FlexLink::groupEnd);
-            }
-            assertEquals(Result.INVALID_USAGE, refused.result());
-            assertTrue(refused.getMessage().contains("a node of one rank"), refused.getMessage());
+            runAndCheck(rig, List.of(new Transfer(1, 1, 300, 5, 0), new Transfer(1, 1, 200, 0, 400),
+                    new Transfer(0, 1, 100, 2, 700), new Transfer(1, 2, 50, 9, 0)), 4);
             FlexLinkException ungrouped = assertThrows(FlexLinkException.class,
                     () -> rig.comms[1].recv(rig.out[1].address(), 10, DataType.INT32, 1, rig.streams[1]));
+            assertEquals(Result.INVALID_USAGE, ungrouped.result());
             assertTrue(ungrouped.getMessage().contains("needs its send and receive in one group"),
                     ungrouped.getMessage());
+            FlexLink.groupStart();
+            rig.comms[1].send(rig.in[1].address(), 10, DataType.INT32, 1, rig.streams[1]);
+            rig.comms[1].recv(rig.out[1].address(), 20, DataType.INT32, 1, rig.streams[1]);
+            FlexLinkException unmatched = assertThrows(FlexLinkException.class, FlexLink::groupEnd);
+            assertEquals(Result.INVALID_USAGE, unmatched.result());
+            assertTrue(unmatched.getMessage().contains("matching receive takes 80"), unmatched.getMessage());
         }
     }
 }

@@ -31,12 +31,23 @@ public final class PreMulSumRanks implements AutoCloseable {
     public final DeviceMemory[] send;
     public final DeviceMemory[] recv;
     public final DeviceMemory[] recv2;
+    /** One group for every rank's call (one thread drives them); false: one call after another, ungrouped. */
+    private final boolean grouped;
 
     public PreMulSumRanks(Backend backend, FlexLinkConfig config, int[] devices, int count) {
+        this(backend, FlexLink.initAll(backend, config, devices), devices, count, true);
+    }
+
+    /**
+     * Over communicators made elsewhere, on {@code devices}; {@code grouped} false for those whose collectives
+     * cannot be grouped (multi-node ones), whose calls one thread may still make one after another.
+     */
+    public PreMulSumRanks(Backend backend, Communicator[] comms, int[] devices, int count, boolean grouped) {
         this.backend = backend;
         this.n = devices.length;
         this.count = count;
-        comms = FlexLink.initAll(backend, config, devices);
+        this.comms = comms;
+        this.grouped = grouped;
         streams = new RuntimeStream[n];
         send = new DeviceMemory[n];
         recv = new DeviceMemory[n];
@@ -81,7 +92,9 @@ public final class PreMulSumRanks implements AutoCloseable {
         upload(type, pattern, seed, elements);
         poison(elements);
         int root = n - 1;
-        FlexLink.groupStart();
+        if (grouped) {
+            FlexLink.groupStart();
+        }
         for (int r = 0; r < n; r++) {
             long s = send[r].address();
             long d = inPlace ? s : recv[r].address();
@@ -92,7 +105,9 @@ public final class PreMulSumRanks implements AutoCloseable {
                 default: comms[r].reduce(s, d, count, type, ops[r], root, streams[r]);
             }
         }
-        FlexLink.groupEnd();
+        if (grouped) {
+            FlexLink.groupEnd();
+        }
         check(c, type, pattern, seed, scalarBits, inPlace ? send : recv, inPlace && c == Collective.REDUCE_SCATTER
                 ? count : 0);
     }
