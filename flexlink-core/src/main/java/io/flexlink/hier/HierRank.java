@@ -1,6 +1,8 @@
 package io.flexlink.hier;
 
 import io.flexlink.Communicator;
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
 import io.flexlink.bootstrap.NodeLayout;
 
 /**
@@ -37,5 +39,16 @@ final class HierRank {
         this.rail = rail;
         this.minSplitBytes = minSplitBytes;
         this.pieceBytes = pieceBytes;
+    }
+
+    /** The node communicator's asynchronous error, else the rail's, or null: what ends the multi-node one below it. */
+    FlexLinkException asyncErrorBelow() {
+        if (intra != null) {
+            Result r = intra.getAsyncError();
+            if (r != Result.SUCCESS) {
+                return new FlexLinkException(r, "node " + node + "'s communicator failed: " + r);
+            }
+        }
+        return rail.asyncError();
     }
 }

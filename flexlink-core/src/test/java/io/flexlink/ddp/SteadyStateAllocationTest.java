@@ -391,6 +391,32 @@ class SteadyStateAllocationTest {
         }
 
         @Override
+        public io.flexlink.Window registerWindow(long address, long bytes, int flags) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in has no windows");
+        }
+
+        @Override
+        public List<io.flexlink.Window> windows() {
+            return List.of();
+        }
+
+        @Override
+        public void putSignal(long src, long count, DataType type, int peer, io.flexlink.Window peerWindow,
+                              long peerOffset, int signal, Stream stream) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in has no windows");
+        }
+
+        @Override
+        public void signal(int peer, int signal, Stream stream) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in has no windows");
+        }
+
+        @Override
+        public void waitSignal(List<io.flexlink.SignalWait> waits, Stream stream) {
+            throw new UnsupportedOperationException("a test's one-rank stand-in has no windows");
+        }
+
+        @Override
         public void abort() { }
 
         @Override
