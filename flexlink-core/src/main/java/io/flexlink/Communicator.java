@@ -254,6 +254,60 @@ public interface Communicator extends AutoCloseable {
     /** The registrations of this communicator still open, oldest first (empty once it is closed). */
     java.util.List<Registration> registrations();
 
+    /**
+     * Like {@code ncclCommWindowRegister}: registers {@code bytes} bytes of this rank's device memory at
+     * {@code address} as a window of this communicator, the target of the peers' {@link #putSignal}. Collective
+     * over the ranks (every rank registers its window, of the same size by default, each from its own thread and
+     * outside any group); {@code flags} are NCCL's {@code NCCL_WIN_*}. Handed to NCCL, so only a communicator whose
+     * primary path is NCCL (one rank per GPU on CUDA, one node) has windows. See {@link Window}.
+     *
+     * @throws FlexLinkException INVALID_ARGUMENT naming {@code address}, {@code bytes} (as {@link #register}) or
+     *         {@code flags} (negative); INVALID_USAGE where the communicator has no NCCL path (saying why), inside a
+     *         group, or on a closed, aborted, finalized or revoked communicator; NCCL's error where it refused
+     */
+    Window registerWindow(long address, long bytes, int flags);
+
+    /** The windows of this communicator still open, oldest first (empty once it is closed). */
+    java.util.List<Window> windows();
+
+    /**
+     * Like {@code ncclPutSignal}: copies {@code count} elements of {@code type} at {@code src} (this rank's device
+     * memory) into {@code peer}'s part of {@code peerWindow}, {@code peerOffset} bytes in, then increments the peer's
+     * signal {@code signal}; enqueued on {@code stream}, like every call. {@code peerWindow} is this rank's handle of
+     * the window the ranks registered together.
+     *
+     * @throws FlexLinkException INVALID_ARGUMENT naming the argument: {@code src} (NULL with a count, or not this
+     *         rank's memory), {@code count} (negative), {@code type} (null), {@code peer} (not a rank), {@code
+     *         peerWindow} (null, closed, or another communicator's), {@code peerOffset} (negative, or the elements
+     *         past the window's end), {@code signal} (negative), {@code stream}; INVALID_USAGE as
+     *         {@link #registerWindow}; NCCL's error where it refused. Nothing is enqueued on a refusal.
+     */
+    void putSignal(long src, long count, DataType type, int peer, Window peerWindow, long peerOffset, int signal,
+                   Stream stream);
+
+    /** Like {@code ncclSignal}: increments {@code peer}'s signal {@code signal}, no data; checked as {@link #putSignal}. */
+    void signal(int peer, int signal, Stream stream);
+
+    /**
+     * Like {@code ncclWaitSignal}: {@code stream} waits until each of {@code waits} has happened (see
+     * {@link SignalWait}); the host does not wait. Checked as {@link #putSignal}, each wait's {@code peer},
+     * {@code signal} and {@code count} (not negative) named with its index.
+     */
+    void waitSignal(java.util.List<SignalWait> waits, Stream stream);
+
+    /** {@link #waitSignal(java.util.List, Stream)} of the given waits. */
+    default void waitSignal(Stream stream, SignalWait... waits) {
+        if (waits == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "waits: null");
+        }
+        for (int i = 0; i < waits.length; i++) {
+            if (waits[i] == null) {
+                throw new FlexLinkException(Result.INVALID_ARGUMENT, "waits[" + i + "]: null");
+            }
+        }
+        waitSignal(java.util.List.of(waits), stream);
+    }
+
     /** Statistics: bytes and time per path, shares per size bucket, tuning history. */
     CommStats stats();
 

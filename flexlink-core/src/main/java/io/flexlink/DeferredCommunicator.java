@@ -277,6 +277,34 @@ final class DeferredCommunicator implements Communicator {
         return c != null ? c.registrations() : java.util.List.of();
     }
 
+    /** The real communicator's windows and one-sided calls: before the group's end made it, INVALID_USAGE. */
+    @Override
+    public Window registerWindow(long address, long bytes, int flags) {
+        return target().registerWindow(address, bytes, flags);
+    }
+
+    @Override
+    public java.util.List<Window> windows() {
+        Communicator c = real;
+        return c != null ? c.windows() : java.util.List.of();
+    }
+
+    @Override
+    public void putSignal(long src, long count, DataType type, int peer, Window peerWindow, long peerOffset,
+                          int signal, Stream stream) {
+        target().putSignal(src, count, type, peer, peerWindow, peerOffset, signal, stream);
+    }
+
+    @Override
+    public void signal(int peer, int signal, Stream stream) {
+        target().signal(peer, signal, stream);
+    }
+
+    @Override
+    public void waitSignal(java.util.List<SignalWait> waits, Stream stream) {
+        target().waitSignal(waits, stream);
+    }
+
     @Override
     public CommStats stats() {
         return target().stats();

@@ -20,6 +20,7 @@ import io.flexlink.path.Path;
 import io.flexlink.path.PrimaryPath;
 import io.flexlink.plan.CallPlan;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.OneSided;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.validate.AllToAllvArgs;
@@ -76,6 +77,8 @@ public final class FlexCommunicator extends ParentCommunicator {
         Path[] aux = auxPaths.toArray(new Path[0]);
         this.shares = shares;
         this.grouped = new GroupedCalls(aux.length);
+        this.member = new GroupMember(this::planAndLaunchPrimary, this::launchAuxiliaryAndJoin, this::underCallLock,
+                () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear);
         List<String> names = PathNames.of(primary, aux);
         int[] streams = PathNames.streams(aux);
         this.counters = new PathCounters(names);
@@ -132,14 +135,23 @@ public final class FlexCommunicator extends ParentCommunicator {
         life.checkNotClosed();
     }
 
-    /** Registered with the primary transport too, under the call lock: an NCCL communicator serves one thread at a time. */
+    /** Registered with the primary transport too, under the call lock ({@link #oneSided}). */
     @Override
     protected AutoCloseable registerBelow(long address, long bytes) {
+        return oneSided((b, calls, whyNone) -> {
+            Validator.checkRegistration(b, address, bytes, device);
+            return underLock(lock, primaryPath == null ? null : primaryPath.register(address, bytes));
+        });
+    }
+
+    /** Under the call lock: an NCCL communicator serves one thread at a time. */
+    @Override
+    protected <T> T oneSided(OneSided.Call<T> call) {
         lock.lock();
         try {
             life.checkUsable();
-            Validator.checkRegistration(backend, address, bytes, device);
-            return underLock(lock, primaryPath == null ? null : primaryPath.register(address, bytes));
+            OneSided calls = primaryPath == null ? null : primaryPath.oneSided();
+            return call.run(backend, calls, calls != null ? null : PathNames.noOneSided(hasPrimary, transport));
         } finally {
             lock.unlock();
         }
@@ -215,37 +227,17 @@ public final class FlexCommunicator extends ParentCommunicator {
 
     // ---- the group's end: plan, launch ----
 
-    private final Groups.Member member = new Groups.Member() {
-        @Override
-        public void launchPrimary() {
-            planAndLaunchPrimary();
-        }
+    private final Groups.Member member;
 
-        @Override
-        public void launchAuxiliary() {
-            launchAuxiliaryAndJoin();
+    /** {@code part} under the call lock (a group member's discarding and estimate). */
+    private <T> T underCallLock(java.util.function.Supplier<T> part) {
+        lock.lock();
+        try {
+            return part.get();
+        } finally {
+            lock.unlock();
         }
-
-        @Override
-        public void discard() {
-            lock.lock();
-            try {
-                grouped.clear();
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        @Override
-        public double estimateSeconds() {
-            lock.lock();
-            try {
-                return GroupEstimate.seconds(grouped, shares, size);
-            } finally {
-                lock.unlock();
-            }
-        }
-    };
+    }
 
     /**
      * Phase 1. A communicator with one call in the group splits it. With several calls, a later call may

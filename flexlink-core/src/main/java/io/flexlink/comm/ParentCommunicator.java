@@ -4,8 +4,12 @@ import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.PreMulSum;
 import io.flexlink.Registration;
+import io.flexlink.SignalWait;
+import io.flexlink.Stream;
 import io.flexlink.UniqueId;
+import io.flexlink.Window;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.OneSided;
 import io.flexlink.validate.CollectiveApi;
 import io.flexlink.validate.Validator;
 import java.util.List;
@@ -16,13 +20,15 @@ import java.util.concurrent.locks.Lock;
  * The calls that make a child of a communicator (split, shrink, grow and grow's id), once for the single-node
  * and the multi-node communicator: each checks the parent's state through the subclass, then runs the
  * {@link CommSplitter}'s rounds over the parent's rendezvous. Also the buffer registrations of both
- * ({@link Registrations}): the subclass registers below ({@link #registerBelow}), this class keeps the handles.
+ * ({@link Registrations}): the subclass registers below ({@link #registerBelow}), this class keeps the handles;
+ * and the windows and one-sided calls of both ({@link Windows}), through the subclass's {@link #oneSided} hook.
  */
 public abstract class ParentCommunicator extends CollectiveApi {
     protected final CommSplitter splitter;
     private final Registrations registrations;
     /** Where a device scalar of a PreMulSum must live. */
     private final Backend scalars;
+    private final Windows windows = new Windows(this);
 
     protected ParentCommunicator(int rank, int size, int device, CommSplitter splitter, Backend backend) {
         super(rank, size, device);
@@ -50,8 +56,48 @@ public abstract class ParentCommunicator extends CollectiveApi {
         return registrations.open();
     }
 
-    /** At close and abort, after the transports were closed or aborted (which freed NCCL's registrations). */
+    /**
+     * Runs {@code call} under the call lock once the state allows calls, with the backend and NCCL's one-sided
+     * calls of this rank, or null and why there are none (the host ring, no primary path, several nodes).
+     */
+    protected abstract <T> T oneSided(OneSided.Call<T> call);
+
+    @Override
+    public final Window registerWindow(long address, long bytes, int flags) {
+        checkNotClosed();
+        return windows.register(address, bytes, flags);
+    }
+
+    @Override
+    public final List<Window> windows() {
+        return windows.open();
+    }
+
+    @Override
+    public final void putSignal(long src, long count, DataType type, int peer, Window peerWindow, long peerOffset,
+                                int signal, Stream stream) {
+        checkNotClosed();
+        windows.putSignal(src, count, type, peer, peerWindow, peerOffset, signal, stream);
+    }
+
+    @Override
+    public final void signal(int peer, int signal, Stream stream) {
+        checkNotClosed();
+        windows.signal(peer, signal, stream);
+    }
+
+    @Override
+    public final void waitSignal(List<SignalWait> waits, Stream stream) {
+        checkNotClosed();
+        windows.waitSignal(waits, stream);
+    }
+
+    /**
+     * At close and abort, after the transports were closed or aborted (which freed NCCL's registrations and
+     * windows): the windows, then the registrations.
+     */
     protected final void closeRegistrations() {
+        windows.closeAll();
         registrations.closeAll();
     }
 

@@ -4,7 +4,10 @@ import io.flexlink.path.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-/** How a communicator's statistics and log name its paths, and how many streams each auxiliary path has. */
+/**
+ * How a communicator's statistics and log name its paths, how many streams each auxiliary path has, and why it has
+ * no windows.
+ */
 final class PathNames {
     private PathNames() {
     }
@@ -25,5 +28,11 @@ final class PathNames {
             streams[i] = aux[i].streams().length;
         }
         return streams;
+    }
+
+    /** Why a single-node communicator has no NCCL one-sided calls: no primary path, or one that is not NCCL. */
+    static String noOneSided(boolean hasPrimary, io.flexlink.runtime.PrimaryTransport transport) {
+        return hasPrimary ? "its primary path is " + transport.describe() + ", not NCCL"
+                : "its primary path is off: several ranks on one GPU, or switched off";
     }
 }

@@ -6,8 +6,12 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.Stream;
+import io.flexlink.launch.Groups;
+import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
+import io.flexlink.validate.AllToAllvArgs;
+import io.flexlink.validate.Validator;
 
 /**
  * AlltoAll, AlltoAllv, Gather, Scatter and Send/Recv of a multi-node communicator, built on its AllGather
@@ -159,5 +163,18 @@ final class HierExchanges {
         } else {
             recv(recv, count, t, peer, us);
         }
+    }
+
+    /** What every rank checks of its allToAllv before the counts are agreed: outside a group, its arguments, its stream. */
+    static void checkAllToAllv(String who, AllToAllvArgs args, Backend backend, int device, int size, long send,
+                               long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts, long[] recvDispls,
+                               DataType type, Stream stream) {
+        if (Groups.active()) {
+            throw new FlexLinkException(Result.INVALID_USAGE, who + ": a multi-node communicator's "
+                    + "allToAllv cannot be grouped (groupStart/groupEnd): call it outside a group");
+        }
+        args.check(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, size);
+        AllToAllvArgs.checkMemory(backend, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, device);
+        Validator.checkStream(backend, stream, device);
     }
 }

@@ -12,6 +12,7 @@ import io.flexlink.comm.CommSplitter;
 import io.flexlink.comm.ParentCommunicator;
 import io.flexlink.launch.Groups;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.OneSided;
 import io.flexlink.runtime.RankExchange;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.validate.AllToAllvArgs;
@@ -86,16 +87,9 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         lock.lock();
         try {
             checkUsable();
-            long[][] counts = CountAgreement.agree(parent, h.rank, h.size, sendCounts, recvCounts, () -> {
-                if (Groups.active()) {
-                    throw new FlexLinkException(Result.INVALID_USAGE, who() + ": a multi-node communicator's "
-                            + "allToAllv cannot be grouped (groupStart/groupEnd): call it outside a group");
-                }
-                allToAllvArgs.check(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, h.size);
-                AllToAllvArgs.checkMemory(backend, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type,
-                        device);
-                Validator.checkStream(backend, stream, device);
-            });
+            long[][] counts = CountAgreement.agree(parent, h.rank, h.size, sendCounts, recvCounts,
+                    () -> HierExchanges.checkAllToAllv(who(), allToAllvArgs, backend, device, h.size, send, sendCounts,
+                            sendDispls, recv, recvCounts, recvDispls, type, stream));
             RuntimeStream rs = Validator.checkStream(backend, stream, device);
             long max = CountAgreement.max(counts);
             if (max == 0) {
@@ -125,11 +119,20 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
     /** With the node's communicator and the rail, which both move the caller's buffers ({@link HierRegistration}). */
     @Override
     protected AutoCloseable registerBelow(long address, long bytes) {
+        return oneSided((b, none, whyNone) -> {
+            Validator.checkRegistration(b, address, bytes, device);
+            return HierRegistration.register(h, address, bytes, rail -> underLock(lock, rail));
+        });
+    }
+
+    /** Under the call lock, with no NCCL windows: the node's communicator and the rails are NCCL communicators each. */
+    @Override
+    protected <T> T oneSided(OneSided.Call<T> call) {
         lock.lock();
         try {
             checkUsable();
-            Validator.checkRegistration(backend, address, bytes, device);
-            return HierRegistration.register(h, address, bytes, rail -> underLock(lock, rail));
+            return call.run(backend, null, "a multi-node communicator: its node's communicator and its rails are "
+                    + "separate NCCL communicators");
         } finally {
             lock.unlock();
         }

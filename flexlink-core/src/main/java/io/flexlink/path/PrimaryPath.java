@@ -83,6 +83,11 @@ public final class PrimaryPath implements Path {
         return comm.register(address, bytes);
     }
 
+    /** The primary communicator's windows and one-sided calls ({@link PrimaryComm#oneSided}), or null. */
+    public io.flexlink.runtime.OneSided oneSided() {
+        return comm.oneSided();
+    }
+
     @Override
     public void abort() {
         comm.abort();

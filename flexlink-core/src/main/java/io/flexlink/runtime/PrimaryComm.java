@@ -47,6 +47,11 @@ public interface PrimaryComm extends AutoCloseable {
         return null;
     }
 
+    /** The transport's windows and one-sided calls (NCCL's), or null where it has none (the host ring). */
+    default OneSided oneSided() {
+        return null;
+    }
+
     /** Stops all outstanding work and releases blocked streams; safe from any thread. */
     void abort();
 

@@ -118,12 +118,12 @@ final class FacadeRegistration {
     }
 
     /** A communicator whose non-blocking creation finished after the first lookup missed, or null. */
-    private static FacadeComm madeMeanwhile(Pointer comm) {
+    static FacadeComm madeMeanwhile(Pointer comm) {
         return FacadePending.code(comm) == Result.INVALID_ARGUMENT.code() ? NcclFacade.lookup(comm) : null;
     }
 
     /** A communicator not in the table: its creation's state (ncclInProgress, its error), or ncclInvalidArgument. */
-    private static int unknown(String call, Pointer comm) {
+    static int unknown(String call, Pointer comm) {
         int pending = FacadePending.code(comm);
         if (pending != Result.INVALID_ARGUMENT.code()) {
             return pending;

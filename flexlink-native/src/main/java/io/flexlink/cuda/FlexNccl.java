@@ -7,6 +7,8 @@ import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclConfig_t;
 import org.bytedeco.cuda.nccl.ncclSimInfo_t;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
+import org.bytedeco.cuda.nccl.ncclWaitSignalDesc_t;
+import org.bytedeco.cuda.nccl.ncclWindow_vidmem;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.Pointer;
@@ -22,41 +24,12 @@ import org.bytedeco.javacpp.PointerPointer;
  * codes; anything unexpected is {@link #ncclInternalError}, logged. A communicator is a handle into
  * a table (the user's {@link ncclComm} gets a non-dereferenceable handle value as its address).
  * Buffers are {@code address() + position()} bytes, exactly what bytedeco passes for a {@code void*}.
- * Steady-state collectives allocate nothing.
+ * Steady-state collectives allocate nothing. NCCL's version, result, operation and type constants are declared in
+ * {@link FlexNcclConstants}, which this class extends: {@code FlexNccl.ncclFloat} and the static import of
+ * {@code FlexNccl.*} find them as bytedeco's.
  */
 @SuppressWarnings("rawtypes")
-public final class FlexNccl {
-    // ---- constants, with bytedeco's values (the NCCL headers the presets were built from) ----
-    public static final int NCCL_MAJOR = 2, NCCL_MINOR = 29, NCCL_PATCH = 3;
-    public static final String NCCL_SUFFIX = "";
-    public static final int NCCL_VERSION_CODE = 22903; // the headers'; ncclGetVersion reports the library loaded
-    public static final int NCCL_UNIQUE_ID_BYTES = 128;
-
-    public static final int ncclSuccess = 0, ncclUnhandledCudaError = 1, ncclSystemError = 2, ncclInternalError = 3,
-            ncclInvalidArgument = 4, ncclInvalidUsage = 5, ncclRemoteError = 6, ncclInProgress = 7, ncclNumResults = 8;
-
-    public static final int ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4, ncclNumOps = 5;
-    public static final int ncclScalarDevice = 0, ncclScalarHostImmediate = 1;
-
-    public static final int ncclInt8 = 0;
-    public static final int ncclChar = 0;
-    public static final int ncclUint8 = 1;
-    public static final int ncclInt32 = 2;
-    public static final int ncclInt = 2;
-    public static final int ncclUint32 = 3;
-    public static final int ncclInt64 = 4;
-    public static final int ncclUint64 = 5;
-    public static final int ncclFloat16 = 6;
-    public static final int ncclHalf = 6;
-    public static final int ncclFloat32 = 7;
-    public static final int ncclFloat = 7;
-    public static final int ncclFloat64 = 8;
-    public static final int ncclDouble = 8;
-    public static final int ncclBfloat16 = 9;
-    public static final int ncclFloat8e4m3 = 10;
-    public static final int ncclFloat8e5m2 = 11;
-    public static final int ncclNumTypes = 12;
-
+public final class FlexNccl extends FlexNcclConstants {
     private FlexNccl() {
     }
 
@@ -168,8 +141,6 @@ public final class FlexNccl {
 
     // ---- ncclCommSplit (FacadeSplit; grouped splits run at the outermost ncclGroupEnd, as NCCL's) ----
 
-    public static final int NCCL_SPLIT_NOCOLOR = -1;
-
     public static int ncclCommSplit(ncclComm comm, int color, int key, ncclComm newcomm, ncclConfig_t config) {
         return newcomm == null ? ncclInvalidArgument : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm));
     }
@@ -179,9 +150,6 @@ public final class FlexNccl {
     }
 
     // ---- finalize, revoke, shrink (FacadeEnds, FacadeShrink): NCCL's rules on which call is allowed when ----
-
-    public static final int NCCL_SHRINK_DEFAULT = 0, NCCL_SHRINK_ABORT = 1;
-    public static final int NCCL_REVOKE_DEFAULT = 0;
 
     /** Waits for the communicator's work, then frees all but the handle: only ncclCommDestroy is left. */
     public static int ncclCommFinalize(ncclComm comm) {
@@ -341,6 +309,38 @@ public final class FlexNccl {
     }
     public static int ncclCommDeregister(ncclComm comm, Pointer handle) {
         return FacadeRegistration.deregister(comm, handle);
+    }
+
+    // ---- windows and signals (FacadeWindows; NCCL's own, where it is the communicator's primary path) ----
+
+    /** Collective over the communicator's ranks; {@code win} gets FlexLink's handle of NCCL's window. */
+    public static int ncclCommWindowRegister(ncclComm comm, Pointer buff, long size, ncclWindow_vidmem win, int winFlags) {
+        return FacadeWindows.register(comm, buff, size, win, winFlags);
+    }
+    public static int ncclCommWindowRegister(ncclComm comm, Pointer buff, long size, PointerPointer win, int winFlags) {
+        return FacadeWindows.register(comm, buff, size, win, winFlags);
+    }
+    public static int ncclCommWindowDeregister(ncclComm comm, ncclWindow_vidmem win) {
+        return FacadeWindows.deregister(comm, win);
+    }
+    public static int ncclWinGetUserPtr(ncclComm comm, ncclWindow_vidmem win, PointerPointer outUserPtr) {
+        return FacadeWindows.userPtr(comm, win, outUserPtr);
+    }
+    public static int ncclWinGetUserPtr(ncclComm comm, ncclWindow_vidmem win, Pointer outUserPtr) {
+        return FacadeWindows.userPtr(comm, win, outUserPtr);
+    }
+
+    /** {@code count} elements into {@code peer}'s window at {@code peerWinOffset} bytes, then its signal; ctx and flags 0. */
+    public static int ncclPutSignal(Pointer localbuff, long count, int datatype, int peer, ncclWindow_vidmem peerWin,
+                                    long peerWinOffset, int sigIdx, int ctx, int flags, ncclComm comm,
+                                    CUstream_st stream) {
+        return FacadeWindows.putSignal(localbuff, count, datatype, peer, peerWin, peerWinOffset, sigIdx, ctx, flags, comm, stream);
+    }
+    public static int ncclSignal(int peer, int sigIdx, int ctx, int flags, ncclComm comm, CUstream_st stream) {
+        return FacadeWindows.signal(peer, sigIdx, ctx, flags, comm, stream);
+    }
+    public static int ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t signalDescs, ncclComm comm, CUstream_st stream) {
+        return FacadeWindows.waitSignal(nDesc, signalDescs, comm, stream);
     }
 
     public static int ncclGroupStart() {

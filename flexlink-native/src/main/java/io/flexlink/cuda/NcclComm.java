@@ -62,6 +62,7 @@ final class NcclComm implements PrimaryComm {
     private final PeerOps blocks = new PeerOps();
     private volatile boolean aborted;
     private volatile boolean closed;
+    private final NcclOneSided oneSided;
 
     NcclComm(CudaBackend backend, ncclComm comm, int rank, int size, int device) {
         this.comm = comm;
@@ -71,6 +72,7 @@ final class NcclComm implements PrimaryComm {
         this.scratch = new Scratch(backend, device);
         this.prescaled = new Scratch(backend, device);
         this.prescaledRead = CudaEvent.create(device, false);
+        this.oneSided = new NcclOneSided(comm, rank, size, device, () -> closed || aborted);
     }
 
     ncclComm handle() {
@@ -324,6 +326,12 @@ final class NcclComm implements PrimaryComm {
         }
         check(nccl.ncclCommDeregister(comm, new RawPointer().set(handle)), "ncclCommDeregister");
         LOG.debug("INIT ncclCommDeregister rank {}/{}: handle 0x{}", rank, size, Long.toHexString(handle));
+    }
+
+    /** NCCL's windows and signals ({@link NcclOneSided}): this is the transport that has them. */
+    @Override
+    public io.flexlink.runtime.OneSided oneSided() {
+        return oneSided;
     }
 
     /** NCCL's point-to-point send (the NCCL facade passes ncclSend through). */

@@ -53,6 +53,8 @@ final class NcclFacade {
         final FacadeOps ops = new FacadeOps();
         /** Its buffer registrations by the handle ncclCommRegister gave out ({@link FacadeRegistration}). */
         final LongObjectMap<io.flexlink.Registration> registrations = new LongObjectMap<>();
+        /** Its windows by the handle ncclCommWindowRegister gave out ({@link FacadeWindows}). */
+        final LongObjectMap<io.flexlink.Window> windows = new LongObjectMap<>();
         /** ncclConfig_t's blocking: false runs its finalize, revoke and shrink in the background (ncclInProgress). */
         final boolean blocking;
         /**

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * FlexNccl mirrors org.bytedeco.cuda.global.nccl exactly: every overload of every mirrored function
- * with the same parameter and return types, and every constant with the same type and value. bytedeco's
+ * with the same parameter and return types, and every constant with the same type and value (those FlexNccl
+ * inherits from FlexNcclConstants included: a static import of FlexNccl imports them too). bytedeco's
  * class is loaded without being initialized (its initializer loads native libraries).
  */
 class FlexNcclSignatureTest {
@@ -32,7 +33,9 @@ class FlexNcclSignatureTest {
             "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy",
             "ncclCommFinalize", "ncclCommRevoke", "ncclCommShrink", "ncclCommInitRankScalable",
             "ncclGroupSimulateEnd", "ncclCommGetUniqueId", "ncclCommGrow",
-            "ncclMemAlloc", "ncclMemFree", "ncclCommRegister", "ncclCommDeregister");
+            "ncclMemAlloc", "ncclMemFree", "ncclCommRegister", "ncclCommDeregister",
+            "ncclCommWindowRegister", "ncclCommWindowDeregister", "ncclWinGetUserPtr", "ncclPutSignal", "ncclSignal",
+            "ncclWaitSignal");
 
     static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
             "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
@@ -42,7 +45,8 @@ class FlexNcclSignatureTest {
             "ncclFloat16", "ncclHalf", "ncclFloat32", "ncclFloat", "ncclFloat64", "ncclDouble", "ncclBfloat16",
             "ncclFloat8e4m3", "ncclFloat8e5m2", "ncclNumTypes", "NCCL_SPLIT_NOCOLOR", "ncclScalarDevice",
             "ncclScalarHostImmediate",
-            "NCCL_SHRINK_DEFAULT", "NCCL_SHRINK_ABORT", "NCCL_REVOKE_DEFAULT");
+            "NCCL_SHRINK_DEFAULT", "NCCL_SHRINK_ABORT", "NCCL_REVOKE_DEFAULT",
+            "NCCL_WIN_DEFAULT", "NCCL_WIN_COLL_SYMMETRIC", "NCCL_WIN_REQUIRED_ALIGNMENT");
 
     private static Class<?> bytedeco() throws ClassNotFoundException {
         return Class.forName(BYTEDECO, false, FlexNcclSignatureTest.class.getClassLoader());
@@ -87,7 +91,7 @@ class FlexNcclSignatureTest {
         Class<?> theirs = bytedeco();
         Map<String, Object> values = ClassFileConstants.read(FlexNcclSignatureTest.class, BYTEDECO);
         int checked = 0;
-        for (Field f : FlexNccl.class.getDeclaredFields()) {
+        for (Field f : FlexNccl.class.getFields()) { // public, FlexNcclConstants' included
             int mod = f.getModifiers();
             if (!Modifier.isPublic(mod)) {
                 continue;
@@ -101,7 +105,7 @@ class FlexNcclSignatureTest {
             checked++;
         }
         for (String required : REQUIRED_CONSTANTS) {
-            Field f = FlexNccl.class.getDeclaredField(required);
+            Field f = FlexNccl.class.getField(required);
             assertTrue(Modifier.isPublic(f.getModifiers()), required);
         }
         assertTrue(checked >= REQUIRED_CONSTANTS.size());
