@@ -15,8 +15,9 @@ enum MissingFeature {
      * a window registration would be made there, once the core has windows.
      */
     SYMMETRIC_REGISTRATION("-R 2", "symmetric registration (ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC) is "
-            + "not available in FlexLink: its communicators have no symmetric windows; use -R 1 (local registration, "
-            + "ncclCommRegister) or -R 0");
+            + "not available in flexlink-perf: Communicator.registerWindow exists, but the workspace's buffers come "
+            + "from the backend's allocator and NCCL's symmetric windows need memory from ncclMemAlloc; use -R 1 "
+            + "(local registration, ncclCommRegister) or -R 0");
 
     private final String option;
     private final String message;

@@ -83,7 +83,7 @@ class PerfRefusalsTest {
                     + "incompatible with CUDA graph mode (-G 2)");
         }
         refused(perf("all_reduce -b 1K -e 1K --backend host -R 2"), "-R 2: symmetric registration "
-                + "(ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC) is not available in FlexLink");
+                + "(ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC) is not available in flexlink-perf");
         refused(perf("all_reduce -b 1K -e 1K --backend host -R 3"), "-R: must be 0, 1 (local) or 2 (symmetric)");
         refused(perf("all_reduce -b 1K -e 1K --backend host -G -1"), "-G: must not be negative");
     }
