@@ -12,7 +12,8 @@ import io.flexlink.Result;
 enum MissingFeature {
     /**
      * -R 2: NCCL's symmetric windows. Seam: {@link LocalRegistration}, where -R 1 registers every workspace buffer;
-     * a window registration would be made there, once the core has windows.
+     * a window registration (Communicator.registerWindow) would be made there, once Workspace allocates with
+     * NCCL's allocator (symmetric windows need ncclMemAlloc'd memory).
      */
     SYMMETRIC_REGISTRATION("-R 2", "symmetric registration (ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC) is "
             + "not available in flexlink-perf: Communicator.registerWindow exists, but the workspace's buffers come "

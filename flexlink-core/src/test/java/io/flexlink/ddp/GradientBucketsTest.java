@@ -189,6 +189,61 @@ class GradientBucketsTest {
         }
     }
 
+    /**
+     * DDP's overlap: the {@code ready} that completes a bucket launches its AllReduce there and then, and no
+     * other {@code ready} launches anything; {@code finish} only waits. Calls are counted as the communicator
+     * enqueues them (its paths' call counts), so a launch left for {@code finish} would show. The second step
+     * is watched: the first one's finish also agrees on the rebuilt buckets (one collective of its own).
+     */
+    @Test
+    void theReadyThatCompletesABucketLaunchesItsAllReduceBeforeFinish() {
+        int n = 2;
+        try (HostBackend backend = new HostBackend(DdpRig.CONFIG)) {
+            Communicator[] comms = DdpRig.comms(backend, n);
+            DdpRig.onEveryRankOk(n, r -> {
+                try (Rank rank = new Rank(backend, comms[r], false, b -> { })) {
+                    rank.step(0, shuffled(0), -1);
+                    List<List<String>> buckets = names(rank.buckets);
+                    assertTrue(buckets.size() > 2, "several buckets: " + buckets);
+                    rank.fill(1);
+                    List<String> readied = new ArrayList<>();
+                    long calls = calls(comms[r]);
+                    for (int p = COUNTS.length - 1; p >= 0; p--) {
+                        rank.buckets.ready(rank.params.get(p), rank.compute);
+                        readied.add("p" + p);
+                        String last = "p" + p;
+                        boolean completes = buckets.stream().anyMatch(b -> b.contains(last) && readied.containsAll(b));
+                        long now = calls(comms[r]);
+                        assertEquals(completes, now > calls, "after ready(" + last + "), buckets " + buckets + ", calls " + calls + " -> " + now);
+                        calls = now;
+                    }
+                    rank.buckets.finish(rank.compute);
+                    assertEquals(calls, calls(comms[r]), "finish launches nothing");
+                    rank.compute.synchronize();
+                    for (int p = 0; p < COUNTS.length; p++) {
+                        float[] got = rank.gradient(p);
+                        for (int i = 0; i < got.length; i++) {
+                            assertEquals(average(n, p, i, 1, -1), got[i], "p" + p + "[" + i + "]");
+                        }
+                    }
+                }
+                return null;
+            });
+            for (Communicator c : comms) {
+                c.close();
+            }
+        }
+    }
+
+    /** Every call the communicator's paths have enqueued (a split call counts once per path it used). */
+    private static long calls(Communicator c) {
+        long sum = 0;
+        for (io.flexlink.CommStats.PathTotals t : c.stats().paths()) {
+            sum += t.calls();
+        }
+        return sum;
+    }
+
     private static List<List<String>> names(GradientBuckets b) {
         List<List<String>> out = new ArrayList<>();
         for (BucketView v : b.layout()) {
