@@ -9,7 +9,8 @@ package io.flexlink.bench;
  * so every target runs as a graph alike.
  *
  * <p>-R 1 registers the workspace's buffers with every target after its creation ({@link LocalRegistration},
- * through {@link #registerBuffer}); -R 2 (symmetric windows) would be a step there too, once the core has windows.
+ * through {@link #registerBuffer}); -R 2 (symmetric windows) would be a step there too, once the workspace
+ * allocates with NCCL's allocator.
  */
 interface CallTarget extends AutoCloseable {
     /** How the header and the JSON name it. */
