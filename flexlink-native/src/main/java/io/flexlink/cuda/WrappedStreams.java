@@ -50,10 +50,10 @@ final class WrappedStreams {
         RawStream h = new RawStream(address);
         boolean capturing = capturing(h);
         int[] actual = {device};
-        // CUDA refuses cudaStreamGetDevice on a stream being captured (in every capture mode) and the refusal
-        // invalidates the user's capture, which may hold a stream's first FlexLink call: inside a capture a
-        // wrapper's device stands (a mismatch fails the communicator's device check), and a new wrapper takes
-        // the caller's device until the stream's first call outside a capture asks CUDA
+        // CUDA refuses cudaStreamGetDevice on a stream being captured (in global and relaxed mode alike) and
+        // the refusal invalidates the user's capture, which may hold a stream's first FlexLink call: inside a
+        // capture a wrapper's device stands (a mismatch fails the communicator's device check), and a new
+        // wrapper takes the caller's device until the stream's first call outside a capture asks CUDA
         if (capturing) {
             if (s != null) {
                 return s;
