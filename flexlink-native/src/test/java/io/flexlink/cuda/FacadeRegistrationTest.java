@@ -7,16 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
-import io.flexlink.Communicator;
 import io.flexlink.FlexLink;
 import io.flexlink.Registration;
-import io.flexlink.runtime.DeviceMemory;
 import java.util.List;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerPointer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,34 +20,7 @@ import org.junit.jupiter.api.Test;
  * needed): both handle forms, NCCL's codes for every bad input, the handles' end with ncclCommDestroy; and
  * ncclMemAlloc and ncclMemFree's answers where NCCL is absent.
  */
-class FacadeRegistrationTest extends FacadeHostRanks {
-    private Communicator[] world;
-    private ncclComm[] h;
-    private DeviceMemory[] mem;
-
-    @BeforeEach
-    void make() {
-        world = FlexLink.initAll(backend, CONFIG, 0, 1);
-        h = handles(world, true);
-        mem = new DeviceMemory[] {backend.allocate(0, 4096), backend.allocate(1, 4096)};
-    }
-
-    @AfterEach
-    void destroy() {
-        for (ncclComm c : h) {
-            ncclCommDestroy(c);
-        }
-        for (DeviceMemory m : mem) {
-            m.close();
-        }
-    }
-
-    private static Pointer at(long address) {
-        Pointer p = new Pointer();
-        NcclFacade.setAddress(p, address);
-        return p;
-    }
-
+class FacadeRegistrationTest extends FacadeBufferRanks {
     private static String lastError() {
         return ncclGetLastError(null).getString();
     }

@@ -4,16 +4,11 @@ import static io.flexlink.cuda.FlexNccl.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.flexlink.Communicator;
-import io.flexlink.FlexLink;
-import io.flexlink.runtime.DeviceMemory;
 import java.util.List;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclWindow_vidmem;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerPointer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,34 +17,7 @@ import org.junit.jupiter.api.Test;
  * path) passed through; no window is made, so the out-parameters stay NULL. The calls that take a stream reach a
  * communicator only on CUDA (FacadeWindowsGpuTest); here they are refused before the stream is looked at.
  */
-class FacadeWindowsTest extends FacadeHostRanks {
-    private Communicator[] world;
-    private ncclComm[] h;
-    private DeviceMemory[] mem;
-
-    @BeforeEach
-    void make() {
-        world = FlexLink.initAll(backend, CONFIG, 0, 1);
-        h = handles(world, true);
-        mem = new DeviceMemory[] {backend.allocate(0, 4096), backend.allocate(1, 4096)};
-    }
-
-    @AfterEach
-    void destroy() {
-        for (ncclComm c : h) {
-            ncclCommDestroy(c);
-        }
-        for (DeviceMemory m : mem) {
-            m.close();
-        }
-    }
-
-    private static Pointer at(long address) {
-        Pointer p = new Pointer();
-        NcclFacade.setAddress(p, address);
-        return p;
-    }
-
+class FacadeWindowsTest extends FacadeBufferRanks {
     private static ncclWindow_vidmem window(long handle) {
         ncclWindow_vidmem w = new ncclWindow_vidmem();
         NcclFacade.setAddress(w, handle);
