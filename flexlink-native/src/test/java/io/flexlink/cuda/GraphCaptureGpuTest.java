@@ -12,12 +12,8 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeGraph;
 import io.flexlink.runtime.RuntimeStream;
-import io.flexlink.testing.CollectiveHarness;
 import io.flexlink.testing.Paths;
-import io.flexlink.verify.DataPattern;
-import io.flexlink.verify.Expected;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import org.bytedeco.cuda.global.cudart;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
@@ -81,6 +77,106 @@ class GraphCaptureGpuTest {
         }
     }
 
+    /**
+     * The application's own capture (cudaStreamBeginCapture) in each of CUDA's three modes: FlexLink never
+     * makes a call that the mode forbids (a stream query, an event query or synchronization, an allocation)
+     * while the stream is captured.
+     */
+    @ParameterizedTest(name = "{0} mode, {1} ranks, share {2}")
+    @CsvSource({"global, 1, pcie=0.3", "thread-local, 1, pcie=0.3", "relaxed, 1, pcie=0.3", "thread-local, 2, auto",
+            "relaxed, 2, auto"})
+    void theApplicationsCaptureInEveryModeReplaysRight(String modeName, int n, String share) {
+        int mode = switch (modeName) {
+            case "global" -> cudart.cudaStreamCaptureModeGlobal;
+            case "thread-local" -> cudart.cudaStreamCaptureModeThreadLocal;
+            default -> cudart.cudaStreamCaptureModeRelaxed;
+        };
+        try (CudaBackend backend = GpuTests.open()) {
+            Communicator[] comms = FlexLink.initAll(backend, splitting(share), new int[n]);
+            RuntimeStream[] streams = streams(backend, n, "graph." + modeName);
+            List<String> failures = new ArrayList<>();
+            for (Collective c : new Collective[] {Collective.ALL_REDUCE, Collective.ALL_GATHER,
+                    Collective.REDUCE_SCATTER}) {
+                failures.addAll(replays(backend, comms, streams, c, COUNT, mode));
+            }
+            long[] bytes = Paths.bytes(comms[0]);
+            assertTrue(bytes[bytes.length - 1] > 0, "the PCIe path carried data: " + Paths.names(comms[0]));
+            close(comms, streams);
+            assertEquals(List.of(), failures);
+        }
+    }
+
+    /**
+     * Two graphs of the same communicators (an AllReduce and a ReduceScatter, each on its own buffers),
+     * replayed one after the other again and again, with eager calls of both collectives between them: each
+     * replay's counters and staging slots must not depend on what the other graph or an eager call did last.
+     */
+    @ParameterizedTest(name = "{0} ranks, share {1}")
+    @CsvSource({"1, pcie=0.3", "2, auto"})
+    void twoGraphsOfOneCommunicatorReplayInTurnWithEagerCallsBetween(int n, String share) {
+        try (CudaBackend backend = GpuTests.open()) {
+            Communicator[] comms = FlexLink.initAll(backend, splitting(share), new int[n]);
+            RuntimeStream[] streams = streams(backend, n, "graph.two");
+            long pcieBefore;
+            List<String> failures = new ArrayList<>();
+            try (CapturedCalls a = new CapturedCalls(backend, comms, Collective.ALL_REDUCE, COUNT, DATA_SETS);
+                 CapturedCalls b = new CapturedCalls(backend, comms, Collective.REDUCE_SCATTER, COUNT + 5, DATA_SETS)) {
+                RuntimeGraph[] ga = a.capture(streams, -1);
+                RuntimeGraph[] gb = b.capture(streams, -1);
+                long[] bytes = Paths.bytes(comms[0]);
+                pcieBefore = bytes[bytes.length - 1];
+                for (int i = 0; i < 400 && failures.size() < 5; i++) {
+                    int k = i % DATA_SETS;
+                    boolean eager = i % 7 == 3;
+                    a.prepare(k);
+                    b.prepare((k + 1) % DATA_SETS);
+                    if (eager) {
+                        b.enqueue(streams);
+                        a.enqueue(streams);
+                    } else if (i % 2 == 0) {
+                        CapturedCalls.launch(ga, streams);
+                        CapturedCalls.launch(gb, streams);
+                    } else {
+                        CapturedCalls.launch(gb, streams);
+                        CapturedCalls.launch(ga, streams);
+                    }
+                    String run = (eager ? "eager call " : "replay ") + i;
+                    a.check(k, streams, run, failures);
+                    b.check((k + 1) % DATA_SETS, streams, run, failures);
+                }
+                CapturedCalls.close(ga);
+                CapturedCalls.close(gb);
+            }
+            long[] bytes = Paths.bytes(comms[0]);
+            // replays are not counted (the host does not see them): only the eager calls add PCIe bytes
+            assertTrue(bytes[bytes.length - 1] > pcieBefore, "the eager calls used the PCIe path: "
+                    + java.util.Arrays.toString(bytes));
+            close(comms, streams);
+            assertEquals(List.of(), failures);
+        }
+    }
+
+    private static FlexLinkConfig splitting(String share) {
+        return FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda").set(FlexLinkConfig.SHARE, share)
+                .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").set(FlexLinkConfig.TUNING_CACHE, "off").build();
+    }
+
+    private static RuntimeStream[] streams(CudaBackend backend, int n, String label) {
+        RuntimeStream[] streams = new RuntimeStream[n];
+        for (int r = 0; r < n; r++) {
+            streams[r] = backend.createStream(0, label + ".r" + r);
+        }
+        return streams;
+    }
+
+    /** Closes every communicator (after capture: must return), then its stream. */
+    private static void close(Communicator[] comms, RuntimeStream[] streams) {
+        for (int r = 0; r < comms.length; r++) {
+            comms[r].close();
+            streams[r].close();
+        }
+    }
+
     /** A graph whose communicator was closed refuses to replay (it would use the freed staging and scratch). */
     @org.junit.jupiter.api.Test
     void aReplayAfterItsCommunicatorWasClosedIsRefused() {
@@ -109,87 +205,32 @@ class GraphCaptureGpuTest {
 
     private static List<String> replays(CudaBackend backend, Communicator[] comms, RuntimeStream[] streams,
                                         Collective c, long count) {
-        int n = comms.length;
-        DataType type = DataType.FLOAT32;
-        ReduceOp op = ReduceOp.SUM;
-        int sz = type.size();
-        int root = n - 1;
-        long inElems = Expected.inputCount(c, count, n);
-        long outElems = Expected.outputCount(c, count, n);
-        DeviceMemory[] in = new DeviceMemory[n];
-        DeviceMemory[] out = new DeviceMemory[n];
-        ByteBuffer[][] inputs = new ByteBuffer[DATA_SETS][n];
-        ByteBuffer[][] expected = new ByteBuffer[DATA_SETS][n];
-        ReduceOp dataOp = DataPattern.dataOp(c, op);
-        for (int r = 0; r < n; r++) {
-            in[r] = backend.allocate(0, inElems * sz);
-            out[r] = backend.allocate(0, outElems * sz);
-            for (int k = 0; k < DATA_SETS; k++) {
-                inputs[k][r] = buffer(inElems * sz);
-                DataPattern.fill(inputs[k][r], type, dataOp, 77 + k, n, r, 0, inElems);
-                expected[k][r] = buffer(outElems * sz);
-                for (long i = 0; i < outElems; i++) {
-                    DataPattern.put(expected[k][r].position((int) (i * sz)), type,
-                            Expected.output(c, type, op, 77 + k, n, r, root, count, i));
-                }
-                expected[k][r].position(0);
-            }
-        }
-        List<String> failures = new ArrayList<>();
-        RuntimeGraph[] graphs = new RuntimeGraph[n];
-        for (int r = 0; r < n; r++) {
-            streams[r].beginCapture();
-        }
-        FlexLink.groupStart();
-        for (int r = 0; r < n; r++) {
-            CollectiveHarness.enqueue(c, comms[r], in[r].address(), out[r].address(), count, type, op, root, streams[r]);
-        }
-        FlexLink.groupEnd();
-        for (int r = 0; r < n; r++) {
-            graphs[r] = streams[r].endCapture();
-        }
-        ByteBuffer got = buffer(outElems * sz);
-        for (int i = 0; i < REPLAYS && failures.size() < 5; i++) {
-            int k = i % DATA_SETS;
-            boolean eager = i % 100 == 50; // an eager call of the same communicators between replays
-            for (int r = 0; r < n; r++) {
-                backend.upload(in[r].address(), inputs[k][r].duplicate());
-                backend.fill(out[r].address(), outElems * sz, (byte) 0xA5);
-            }
-            if (eager) {
-                FlexLink.groupStart();
-                for (int r = 0; r < n; r++) {
-                    CollectiveHarness.enqueue(c, comms[r], in[r].address(), out[r].address(), count, type, op, root,
-                            streams[r]);
-                }
-                FlexLink.groupEnd();
-            } else {
-                for (int r = 0; r < n; r++) {
-                    graphs[r].launch(streams[r]);
-                }
-            }
-            for (int r = 0; r < n; r++) {
-                streams[r].synchronize();
-                if (!Expected.writes(c, r, root)) {
-                    continue;
-                }
-                backend.download(got.duplicate(), out[r].address());
-                int at = got.duplicate().mismatch(expected[k][r].duplicate());
-                if (at >= 0) {
-                    failures.add(c + " " + (eager ? "eager call" : "replay") + " " + i + ", rank " + r
-                            + ": first wrong byte " + at);
-                }
-            }
-        }
-        for (int r = 0; r < n; r++) {
-            graphs[r].close();
-            in[r].close();
-            out[r].close();
-        }
-        return failures;
+        return replays(backend, comms, streams, c, count, -1);
     }
 
-    private static ByteBuffer buffer(long bytes) {
-        return ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder());
+    /**
+     * Captures one call of {@code c} on every rank, then replays it {@link #REPLAYS} times with new data before
+     * each replay and an eager call of the same communicators every hundredth time; {@code mode} as in
+     * {@link CapturedCalls#capture}.
+     */
+    private static List<String> replays(CudaBackend backend, Communicator[] comms, RuntimeStream[] streams,
+                                        Collective c, long count, int mode) {
+        List<String> failures = new ArrayList<>();
+        try (CapturedCalls calls = new CapturedCalls(backend, comms, c, count, DATA_SETS)) {
+            RuntimeGraph[] graphs = calls.capture(streams, mode);
+            for (int i = 0; i < REPLAYS && failures.size() < 5; i++) {
+                int k = i % DATA_SETS;
+                boolean eager = i % 100 == 50; // an eager call of the same communicators between replays
+                calls.prepare(k);
+                if (eager) {
+                    calls.enqueue(streams);
+                } else {
+                    CapturedCalls.launch(graphs, streams);
+                }
+                calls.check(k, streams, (eager ? "eager call " : "replay ") + i, failures);
+            }
+            CapturedCalls.close(graphs);
+        }
+        return failures;
     }
 }
