@@ -12,7 +12,9 @@ import io.flexlink.runtime.RuntimeStream;
 /**
  * A long loop of 8-byte AllReduce calls on one rank (synchronized every 1000), for a profiler (JFR) to
  * sample where FlexLink's host time per call goes ({@link StackSampler}).
- * Usage: {@code EightByteLoop seconds}.
+ * Usage: {@code EightByteLoop seconds [nosample|raw]} ({@code nosample}: no stack sampler, for JFR alone; the
+ * sampler's handshakes with the calling thread cost it time of their own; {@code raw}: the same loop of raw
+ * bytedeco {@code ncclAllReduce} calls on an NCCL communicator of its own, no sampler, for the ratio).
  */
 public final class EightByteLoop {
     private EightByteLoop() {
@@ -25,9 +27,13 @@ public final class EightByteLoop {
             RuntimeStream s = backend.createStream(0, "loop");
             DeviceMemory buf = backend.allocate(0, 8);
             long a = buf.address();
+            if (args.length > 1 && args[1].equals("raw")) {
+                raw(seconds, a, (io.flexlink.cuda.CudaStream) s);
+            }
             long end = System.nanoTime() + seconds * 1_000_000_000L;
             long calls = 0;
-            StackSampler sampler = new StackSampler(Thread.currentThread(), "");
+            StackSampler sampler = args.length > 1 ? null
+                    : new StackSampler(Thread.currentThread(), "");
             long t0 = System.nanoTime();
             while (System.nanoTime() < end) {
                 for (int i = 0; i < 1000; i++) {
@@ -38,10 +44,40 @@ public final class EightByteLoop {
             }
             System.out.printf("%d calls, %.3f us per call (with a synchronize every 1000)%n", calls,
                     (System.nanoTime() - t0) / 1e3 / calls);
-            sampler.close();
+            if (sampler != null) {
+                sampler.close();
+            }
             comm.close();
             buf.close();
             s.close();
         }
+    }
+
+    /** The loop of raw {@code ncclAllReduce} calls, on the same buffer and stream. */
+    private static void raw(long seconds, long a, io.flexlink.cuda.CudaStream s) {
+        org.bytedeco.javacpp.PointerPointer<?> handles = new org.bytedeco.javacpp.PointerPointer<>(1);
+        if (org.bytedeco.cuda.global.nccl.ncclCommInitAll(handles, 1, new int[] {0}) != 0) {
+            throw new IllegalStateException("ncclCommInitAll");
+        }
+        org.bytedeco.cuda.nccl.ncclComm comm = new org.bytedeco.cuda.nccl.ncclComm(handles.get(0));
+        org.bytedeco.javacpp.Pointer p = new org.bytedeco.javacpp.Pointer() {
+            {
+                address = a;
+            }
+        };
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        long calls = 0;
+        long t0 = System.nanoTime();
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 1000; i++) {
+                org.bytedeco.cuda.global.nccl.ncclAllReduce(p, p, 2, org.bytedeco.cuda.global.nccl.ncclFloat,
+                        org.bytedeco.cuda.global.nccl.ncclSum, comm, s.handle());
+            }
+            s.synchronize();
+            calls += 1000;
+        }
+        System.out.printf("raw NCCL: %d calls, %.3f us per call (with a synchronize every 1000)%n", calls,
+                (System.nanoTime() - t0) / 1e3 / calls);
+        org.bytedeco.cuda.global.nccl.ncclCommDestroy(comm);
     }
 }
