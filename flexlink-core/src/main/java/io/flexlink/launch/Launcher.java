@@ -78,13 +78,13 @@ public final class Launcher implements AutoCloseable {
     public void plan(CallPlan p) {
         CollectiveCall c = p.call;
         long bytes = c.bytes(ranks);
-        if (planner.primaryOnly(bytes)) {
+        if (aux.length == 0 || planner.primaryOnly(bytes)) {
             // never split, never timed: neither the balancer nor the stream's capture state is asked (a small
-            // call's host time is the raw primary's plus this)
+            // call's host time is the raw primary's plus this); whoever needs the capture state asks it later
             planWhole(p);
             return;
         }
-        p.captured = aux.length > 0 && c.stream.isCapturing();
+        p.captured = c.stream.isCapturing();
         p.captureKnown = true;
         if (p.captured) {
             shares.current(c.collective, bytes, p.fractions);
@@ -219,10 +219,14 @@ public final class Launcher implements AutoCloseable {
 
     /** The split of a send or receive: the shares AlltoAll has now for its size (never counted: only pairs call). */
     public void planTransfer(CallPlan p) {
+        if (aux.length == 0) {
+            planWhole(p); // as plan: the capture state is asked later by whoever needs it
+            return;
+        }
         CollectiveCall c = p.call;
         shares.current(Collective.ALL_TO_ALL, c.bytes(ranks), p.fractions);
         p.token = -1;
-        p.captured = aux.length > 0 && c.stream.isCapturing();
+        p.captured = c.stream.isCapturing();
         p.captureKnown = true;
         if (p.captured) {
             for (int i = 0; i < aux.length; i++) {

@@ -21,7 +21,11 @@ public final class CallPlan {
     public int token = -1;
     /** The timer's slot of a timed call, or -1. */
     public int timerSlot = -1;
-    /** Enqueued while the caller's stream was being captured into a CUDA graph (valid when {@link #captureKnown}). */
+    /**
+     * Enqueued while the caller's stream was being captured into a CUDA graph (valid when {@link #captureKnown};
+     * a call below the split size, and every call of a communicator without auxiliary paths, leave it unknown
+     * until someone asks: {@code Launcher.captured}).
+     */
     public boolean captured;
     /** The stream's capture state was asked for this call (calls below the split size skip the question). */
     public boolean captureKnown;

@@ -177,6 +177,29 @@ class GraphCaptureGpuTest {
         }
     }
 
+    /**
+     * A communicator with the primary path alone, above the split size: no auxiliary path, but the watchdog
+     * (on, the default) must still know that the stream is being captured.
+     */
+    @org.junit.jupiter.api.Test
+    void aCommunicatorWithThePrimaryPathAloneIsCapturedAboveTheSplitSize() {
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda")
+                .set(FlexLinkConfig.PATHS, "primary").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
+                .set(FlexLinkConfig.TUNING_CACHE, "off").build();
+        try (CudaBackend backend = GpuTests.open()) {
+            Communicator[] comms = FlexLink.initAll(backend, config, new int[1]);
+            RuntimeStream[] streams = {backend.createStream(0, "graph.primary")};
+            assertEquals(List.of("primary"), Paths.names(comms[0]));
+            List<String> failures = new ArrayList<>();
+            for (Collective c : Collective.collectives()) {
+                failures.addAll(replays(backend, comms, streams, c, COUNT));
+            }
+            comms[0].close();
+            streams[0].close();
+            assertEquals(List.of(), failures);
+        }
+    }
+
     /** A graph whose communicator was closed refuses to replay (it would use the freed staging and scratch). */
     @org.junit.jupiter.api.Test
     void aReplayAfterItsCommunicatorWasClosedIsRefused() {
