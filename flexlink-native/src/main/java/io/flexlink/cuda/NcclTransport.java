@@ -156,9 +156,9 @@ final class NcclTransport implements PrimaryTransport {
      */
     private PrimaryComm[] createAllTuned(int[] devices) {
         int n = devices.length;
+        int previous = Devices.refresh();
         ncclUniqueId id = new ncclUniqueId();
         ncclComm[] comms = new ncclComm[n];
-        int previous = Devices.refresh();
         try (BytePointer net = netName(); ncclConfig_t config = config(net)) {
             NcclErrors.check(nccl.ncclGetUniqueId(id), "ncclGetUniqueId", null);
             NcclErrors.check(nccl.ncclGroupStart(), "ncclGroupStart", null);
