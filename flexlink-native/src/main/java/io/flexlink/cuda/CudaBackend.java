@@ -332,6 +332,15 @@ public final class CudaBackend implements Backend {
         return nccl;
     }
 
+    /**
+     * This backend, whose primary path creates its NCCL communicators with {@code tuning} (the fields of NCCL's
+     * ncclConfig_t that tune NCCL): pass it to {@code FlexLink.initRank} or {@code initAll}; the communicators'
+     * splits have the same tuning. Closing it does not close this backend.
+     */
+    public Backend tuned(NcclTuning tuning) {
+        return new NcclTunedBackend(this, nccl.tuned(tuning));
+    }
+
     @Override
     public void close() {
         if (closed) {

@@ -7,6 +7,7 @@ import io.flexlink.Result;
 import io.flexlink.UniqueId;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.cuda.NcclFacade.FacadeComm;
+import io.flexlink.runtime.Backend;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -45,7 +46,9 @@ final class FacadeCreation {
             Communicator comm;
             List<NcclComm> nccls;
             try {
-                comm = FlexLink.initRank(backend, FlexLinkConfig.fromEnvironment(), nranks, id, rank, device);
+                // the config's NCCL tuning reaches the primary's NCCL communicator, and the splits of this one
+                Backend on = options.tuning().equals(NcclTuning.DEFAULT) ? backend : backend.tuned(options.tuning());
+                comm = FlexLink.initRank(on, FlexLinkConfig.fromEnvironment(), nranks, id, rank, device);
             } finally {
                 nccls = NcclTransport.endCapture();
                 Devices.exit(previous);

@@ -3,24 +3,30 @@ package io.flexlink.cuda;
 import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.FlexLinkException;
-import io.flexlink.Result;
 import java.nio.charset.StandardCharsets;
 
 /**
  * What the facade takes from an {@code ncclConfig_t} ({@code ncclCommInitRankConfig}): {@code blocking} and
- * {@code commName}; the other fields tune NCCL's kernels, which FlexLink chooses itself, so they are
- * checked like NCCL checks them and otherwise ignored. The struct is read from its address with the
+ * {@code commName} for itself, and the fields that tune NCCL ({@link NcclTuning}) for the NCCL communicator of
+ * the primary path; {@code splitShare} and {@code shrinkShare} are checked and have no effect, as FlexLink's
+ * children never share their parent's resources (docs/migration.md). The struct is read from its address with the
  * layout of the NCCL 2.29 headers bytedeco was built from (not through its JNI accessors, so that the
  * checks run where NCCL's library is absent), and like NCCL only the fields its {@code size} covers: a
- * program built against older headers passes a shorter struct. The checks are NCCL's: a field is
- * NCCL_CONFIG_UNDEF_INT (NULL for pointers) or in its range; CTAPolicy, trafficClass and netName are not
- * checked.
+ * program built against older headers passes a shorter struct, whose missing fields stay NCCL_CONFIG_UNDEF_INT.
+ * The checks are NCCL's: a field is NCCL_CONFIG_UNDEF_INT (NULL for pointers) or in its range; CTAPolicy,
+ * trafficClass and netName are not checked.
  *
  * @param blocking false: creation runs in the background and calls answer ncclInProgress until it is done
  * @param commName the name in the communicator's log lines, or null
+ * @param tuning what the primary's NCCL communicator is created with
  */
-record FacadeOptions(boolean blocking, String commName) {
+record FacadeOptions(boolean blocking, String commName, NcclTuning tuning) {
     static final FacadeOptions DEFAULT = new FacadeOptions(true, null);
+
+    /** Options of NCCL's tuning left to NCCL: a split's, shrink's or grow's child, which has its parent's. */
+    FacadeOptions(boolean blocking, String commName) {
+        this(blocking, commName, NcclTuning.DEFAULT);
+    }
 
     /** NCCL_CONFIG_INITIALIZER's magic. */
     static final int MAGIC = 0xcafebeef;
@@ -72,30 +78,16 @@ record FacadeOptions(boolean blocking, String commName) {
         if (blocking != UNDEF && blocking != 0 && blocking != 1) {
             throw invalid("blocking: " + blocking + " (0, 1 or NCCL_CONFIG_UNDEF_INT)");
         }
-        int cga = field(address, size, CGA_CLUSTER_SIZE);
-        if (cga != UNDEF && cga < 0) {
-            throw invalid("cgaClusterSize: " + cga + " (not negative)");
-        }
-        int min = field(address, size, MIN_CTAS);
-        int max = field(address, size, MAX_CTAS);
-        positive(min, "minCTAs");
-        positive(max, "maxCTAs");
-        if (min != UNDEF && max != UNDEF && min > max) {
-            throw invalid("minCTAs: " + min + " is more than maxCTAs " + max);
-        }
         zeroOrOne(address, size, SPLIT_SHARE, "splitShare");
-        zeroOrOne(address, size, COLLNET_ENABLE, "collnetEnable");
         zeroOrOne(address, size, SHRINK_SHARE, "shrinkShare");
-        zeroOrOne(address, size, NVLINK_CENTRIC_SCHED, "nvlinkCentricSched");
-        positive(field(address, size, NVLS_CTAS), "nvlsCTAs");
-        positive(field(address, size, N_CHANNELS_PER_NET_PEER), "nChannelsPerNetPeer");
-        positive(field(address, size, NUM_RMA_CTX), "numRmaCtx");
-        int graphs = field(address, size, GRAPH_USAGE_MODE);
-        if (graphs != UNDEF && (graphs < 0 || graphs > 2)) {
-            throw invalid("graphUsageMode: " + graphs + " (0, 1, 2 or NCCL_CONFIG_UNDEF_INT)");
-        }
+        String net = size >= NET_NAME + 8 ? string(UNSAFE.getLong(address + NET_NAME), "netName") : null;
+        NcclTuning tuning = new NcclTuning(field(address, size, CGA_CLUSTER_SIZE), field(address, size, MIN_CTAS),
+                field(address, size, MAX_CTAS), net, field(address, size, TRAFFIC_CLASS),
+                field(address, size, COLLNET_ENABLE), field(address, size, CTA_POLICY), field(address, size, NVLS_CTAS),
+                field(address, size, N_CHANNELS_PER_NET_PEER), field(address, size, NVLINK_CENTRIC_SCHED),
+                field(address, size, GRAPH_USAGE_MODE), field(address, size, NUM_RMA_CTX));
         String name = size >= COMM_NAME + 8 ? string(UNSAFE.getLong(address + COMM_NAME), "commName") : null;
-        return new FacadeOptions(blocking != 0, name);
+        return new FacadeOptions(blocking != 0, name, tuning);
     }
 
     /** A field the struct's size covers, else NCCL's "undefined". */
@@ -107,12 +99,6 @@ record FacadeOptions(boolean blocking, String commName) {
         int v = field(address, size, offset);
         if (v != UNDEF && v != 0 && v != 1) {
             throw invalid(name + ": " + v + " (0, 1 or NCCL_CONFIG_UNDEF_INT)");
-        }
-    }
-
-    private static void positive(int v, String name) {
-        if (v != UNDEF && v < 1) {
-            throw invalid(name + ": " + v + " (at least 1, or NCCL_CONFIG_UNDEF_INT)");
         }
     }
 
@@ -132,6 +118,6 @@ record FacadeOptions(boolean blocking, String commName) {
     }
 
     private static FlexLinkException invalid(String why) {
-        return new FlexLinkException(Result.INVALID_ARGUMENT, "config." + why);
+        return NcclTuning.invalid(why);
     }
 }

@@ -19,7 +19,8 @@ import org.bytedeco.javacpp.PointerPointer;
  * {@code ncclCommSplit} and {@code ncclCommShrink} ({@link FacadeShrink}) behind {@link FlexNccl}:
  * {@link Communicator#split} or {@link Communicator#shrink} of the parent's FlexLink communicator, the child
  * registered under a handle of its own. ncclCommSplit's {@code config} is not read (the child has the parent's
- * FlexLink configuration, as NCCL's child inherits with a NULL config). Outside a group the calling thread's rank
+ * FlexLink configuration and NCCL tuning, whose backend it is made on, as NCCL's child inherits with a NULL
+ * config; splitShare would not apply anyway: the child's NCCL primary is made afresh, not by ncclCommSplit). Outside a group the calling thread's rank
  * splits at once (every rank calls from its own thread, as NCCL requires there). Inside a group NCCL defers the
  * split to the outermost {@code ncclGroupEnd}, which is how one thread splits the several ranks it drives; the
  * facade does the same: the splits this thread recorded run there, each on a thread of its own (they wait for
