@@ -58,6 +58,15 @@ record FacadeOptions(boolean blocking, String commName, NcclTuning tuning) {
     static final int GRAPH_USAGE_MODE = 80;
     static final int NUM_RMA_CTX = 84;
 
+    /**
+     * The options of a split's or shrink's child: NCCL's NULL config keeps the parent's blocking and commName,
+     * any other config is read (and checked) like ncclCommInitRankConfig's.
+     */
+    static FacadeOptions child(NcclFacade.FacadeComm parent, org.bytedeco.javacpp.Pointer config) {
+        return config == null || config.address() == 0 ? new FacadeOptions(parent.blocking, parent.name)
+                : read(config.address() + config.position() * BYTES);
+    }
+
     /** The options of the config at {@code address} (0: NCCL's NULL config, the defaults). */
     static FacadeOptions read(long address) {
         if (address == 0) {

@@ -87,9 +87,7 @@ final class FacadeShrink {
                         + "NCCL_SHRINK_ABORT)");
             }
             io.flexlink.validate.Validator.checkExcluded(excluded, parent.comm.size()); // nothing starts on a bad list
-            FacadeOptions options = config == null || config.address() == 0
-                    ? new FacadeOptions(parent.blocking, parent.name)
-                    : FacadeOptions.read(config.address() + config.position() * FacadeOptions.BYTES);
+            FacadeOptions options = FacadeOptions.child(parent, config);
             boolean none = false;
             for (int r : excluded) {
                 none |= r == parent.comm.rank();

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.LongConsumer;
 import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerPointer;
 
 /**
@@ -60,16 +61,24 @@ final class FacadeSplit {
         return h -> UNSAFE.putLong(slot, h);
     }
 
-    /** ncclCommSplit; {@code out} receives the child's handle (0 for no color, and until the split is done). */
-    static int split(ncclComm comm, int color, int key, LongConsumer out) {
+    /**
+     * ncclCommSplit; {@code out} receives the child's handle (0 for no color, and until the split is done). A
+     * NULL {@code config} gives the child its parent's blocking and commName, as NCCL's; another is checked
+     * like ncclCommInitRankConfig's (a bad one is ncclInvalidArgument naming the field, and nothing starts).
+     */
+    static int split(ncclComm comm, int color, int key, LongConsumer out, Pointer config) {
         out.accept(0);
         FacadeComm parent = NcclFacade.lookup(comm);
         if (parent == null) {
             return ncclInvalidArgument;
         }
-        // the child inherits the parent's blocking and commName, as NCCL's with a NULL config
-        FacadeOptions inherited = new FacadeOptions(parent.blocking, parent.name);
-        return start(parent, c -> c.split(color, key), out, inherited, "ncclCommSplit",
+        FacadeOptions options;
+        try {
+            options = FacadeOptions.child(parent, config);
+        } catch (FlexLinkException e) {
+            return NcclFacade.failed("ncclCommSplit", e);
+        }
+        return start(parent, c -> c.split(color, key), out, options, "ncclCommSplit",
                 color == Communicator.SPLIT_NOCOLOR);
     }
 

@@ -142,11 +142,11 @@ public final class FlexNccl extends FlexNcclConstants {
     // ---- ncclCommSplit (FacadeSplit; grouped splits run at the outermost ncclGroupEnd, as NCCL's) ----
 
     public static int ncclCommSplit(ncclComm comm, int color, int key, ncclComm newcomm, ncclConfig_t config) {
-        return newcomm == null ? ncclInvalidArgument : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm));
+        return newcomm == null ? ncclInvalidArgument : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm), config);
     }
     public static int ncclCommSplit(ncclComm comm, int color, int key, PointerPointer newcomm, ncclConfig_t config) {
         return newcomm == null || newcomm.address() == 0 ? ncclInvalidArgument
-                : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm));
+                : FacadeSplit.split(comm, color, key, FacadeSplit.into(newcomm), config);
     }
 
     // ---- finalize, revoke, shrink (FacadeEnds, FacadeShrink): NCCL's rules on which call is allowed when ----

@@ -53,18 +53,7 @@ class FacadeSplitShareTest extends FacadeHostRanks {
             options = FacadeOptions.read(config.address());
         }
         assertEquals(NcclTuning.DEFAULT, options.tuning(), "splitShare is nothing the primary is created with");
-        FacadeCreation creation = creation();
-        byte[] id = FlexLink.getUniqueIdForProcesses(CONFIG).toBytes();
-        ncclComm[] parents = new ncclComm[2];
-        assertEquals(ncclSuccess, ncclGroupStart());
-        for (int r = 0; r < 2; r++) {
-            long[] h = new long[1];
-            nextDevice = r;
-            assertEquals(ncclSuccess, creation.initRank(h, 2, id, r, options));
-            parents[r] = new ncclComm();
-            NcclFacade.setAddress(parents[r], h[0]);
-        }
-        assertEquals(ncclSuccess, ncclGroupEnd());
+        ncclComm[] parents = parents(options);
         ncclComm[] kids = {new ncclComm(), new ncclComm()};
         assertEquals(ncclSuccess, ncclGroupStart());
         for (int r = 0; r < 2; r++) {
@@ -104,6 +93,62 @@ class FacadeSplitShareTest extends FacadeHostRanks {
             assertEquals(0, comm.address(), "nothing made");
             String last = ncclGetLastError(null).getString();
             assertTrue(last.contains("config.splitShare: 2"), last);
+        }
+    }
+
+    /** Two ranks made in one group with {@code options}, as ncclCommInitRankConfig makes them. */
+    private ncclComm[] parents(FacadeOptions options) {
+        FacadeCreation creation = creation();
+        byte[] id = FlexLink.getUniqueIdForProcesses(CONFIG).toBytes();
+        ncclComm[] parents = new ncclComm[2];
+        assertEquals(ncclSuccess, ncclGroupStart());
+        for (int r = 0; r < 2; r++) {
+            long[] h = new long[1];
+            nextDevice = r;
+            assertEquals(ncclSuccess, creation.initRank(h, 2, id, r, options));
+            parents[r] = new ncclComm();
+            NcclFacade.setAddress(parents[r], h[0]);
+        }
+        assertEquals(ncclSuccess, ncclGroupEnd());
+        return parents;
+    }
+
+    /**
+     * ncclCommSplit's own config (FlexNccl hands it to FacadeSplit.split, called here with a plain pointer: the
+     * config's class needs NCCL's library to load) is read as ncclCommInitRankConfig's: its commName names the child (a NULL config
+     * keeps the parent's), and a bad field is ncclInvalidArgument naming it, with no child and the parent as it was.
+     */
+    @Test
+    void aSplitsConfigNamesTheChildAndABadOneIsRefusedNamingTheField() {
+        ncclComm[] parents = parents(FacadeOptions.DEFAULT);
+        try (BytePointer bad = new BytePointer(FacadeOptions.BYTES); BytePointer named = new BytePointer(FacadeOptions.BYTES);
+             BytePointer name = new BytePointer("tensor-parallel")) {
+            FacadeOptionsTest.initializer(bad.address());
+            UNSAFE.putInt(bad.address() + FacadeOptions.SPLIT_SHARE, 3);
+            for (int r = 0; r < 2; r++) {
+                ncclComm kid = new ncclComm();
+                assertEquals(ncclInvalidArgument, FacadeSplit.split(parents[r], 0, r, FacadeSplit.into(kid), bad));
+                assertEquals(0, kid.address(), "no child for rank " + r);
+                String last = ncclGetLastError(null).getString();
+                assertTrue(last.contains("config.splitShare: 3"), last);
+            }
+            FacadeOptionsTest.initializer(named.address());
+            UNSAFE.putLong(named.address() + FacadeOptions.COMM_NAME, name.address());
+            ncclComm[] kids = {new ncclComm(), new ncclComm()};
+            assertEquals(ncclSuccess, ncclGroupStart());
+            assertEquals(ncclSuccess, FacadeSplit.split(parents[0], 0, 0, FacadeSplit.into(kids[0]), named));
+            assertEquals(ncclSuccess, ncclCommSplit(parents[1], 0, 1, kids[1], null));
+            assertEquals(ncclSuccess, ncclGroupEnd());
+            assertEquals("tensor-parallel", NcclFacade.lookup(kids[0]).name, "the config's commName");
+            assertEquals(NcclFacade.lookup(parents[1]).name, NcclFacade.lookup(kids[1]).name, "the parent's");
+            try (CollectiveHarness h = new CollectiveHarness(backend, new Communicator[] {
+                    NcclFacade.lookup(parents[0]).comm, NcclFacade.lookup(parents[1]).comm})) {
+                CollectiveHarness.Outcome o = h.run(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 4099, 0, false, 5);
+                assertEquals(0, o.wrong, "the parents after the refused split: " + o);
+            }
+            for (ncclComm c : new ncclComm[] {kids[0], kids[1], parents[0], parents[1]}) {
+                assertEquals(ncclSuccess, ncclCommDestroy(c));
+            }
         }
     }
 }
