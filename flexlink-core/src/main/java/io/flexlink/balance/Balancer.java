@@ -41,6 +41,9 @@ public final class Balancer implements Shares {
     private final long[] calls = new long[SizeBuckets.channels()];
     private final float[][][] samples = new float[SizeBuckets.channels()][][];
     private final int[] sampleCount = new int[SizeBuckets.channels()];
+    /** Per channel, this rank's latest times outside the communicator ({@link #outside}); kept across versions. */
+    private final float[][] outsideSamples = new float[SizeBuckets.channels()][];
+    private final int[] outsideCount = new int[SizeBuckets.channels()];
     private final int[] primaryOnlyUpTo = new int[Collective.values().length];
     private final float[] agreed;
     private final float[] local;
@@ -63,9 +66,17 @@ public final class Balancer implements Shares {
         this.board = board;
         this.table = table;
         this.onTuned = onTuned;
-        this.agreed = new float[aux + 1];
-        this.local = new float[aux + 1];
+        this.agreed = new float[boardColumns(aux)];
+        this.local = new float[boardColumns(aux)];
         Arrays.fill(primaryOnlyUpTo, -1);
+    }
+
+    /**
+     * The columns of a board entry for {@code auxPaths} auxiliary paths: the primary's time, each auxiliary
+     * path's, and the time outside the communicator ({@link #outside}), all agreed by their maximum.
+     */
+    public static int boardColumns(int auxPaths) {
+        return auxPaths + 2;
     }
 
     /** A token names the channel and the share version the call was made under. */
@@ -121,6 +132,7 @@ public final class Balancer implements Shares {
             }
             tuners[ch] = t;
             samples[ch] = new float[aux + 1][SAMPLES];
+            outsideSamples[ch] = new float[SAMPLES];
             note(ch, t, t.stage() == BucketTuner.Stage.PROBE ? "start" : "from cache or threshold", null);
         }
         return t;
@@ -130,7 +142,7 @@ public final class Balancer implements Shares {
         // entries are published from the first decision point (d = 1) on
         if (d >= 2 && board.collect(ch, d - 1, t.version(), agreed)) {
             BucketTuner.Stage before = t.stage();
-            boolean changed = t.decide(agreed);
+            boolean changed = t.decide(agreed, agreed[aux + 1]); // NaN outside: a single-node decision
             if (changed || t.stage() != before) {
                 sampleCount[ch] = 0;
                 note(ch, t, "decided", agreed);
@@ -192,6 +204,13 @@ public final class Balancer implements Shares {
             Arrays.sort(column, 0, n);
             local[p] = column[(n - 1) / 2]; // the lower median: a JIT or GC pause only ever slows a call
         }
+        int m = Math.min(outsideCount[ch], SAMPLES);
+        local[aux + 1] = Float.NaN;
+        if (m > 0) {
+            System.arraycopy(outsideSamples[ch], 0, column, 0, m);
+            Arrays.sort(column, 0, m);
+            local[aux + 1] = column[(m - 1) / 2];
+        }
         return true;
     }
 
@@ -214,6 +233,20 @@ public final class Balancer implements Shares {
         sampleCount[channel]++;
     }
 
+    /**
+     * This rank's time outside the communicator around a call of the channel (the inter-node stage of the
+     * multi-node call it was part of): published with the path times and agreed by its maximum, it widens
+     * the fine stage's dead band ({@link BucketTuner#deadBand}). Ignored for a channel never decided here.
+     */
+    @Override
+    public synchronized void outside(Collective collective, long bytes, float seconds) {
+        int ch = SizeBuckets.channel(collective, bytes);
+        if (bytes < minSplitBytes || outsideSamples[ch] == null || !(seconds >= 0)) {
+            return;
+        }
+        outsideSamples[ch][outsideCount[ch]++ % SAMPLES] = seconds;
+    }
+
     private void note(int ch, BucketTuner t, String what, float[] times) {
         StringBuilder sb = new StringBuilder();
         sb.append(SizeBuckets.label(ch)).append(" call ").append(calls[ch]).append(' ').append(what).append(": ")
@@ -223,6 +256,9 @@ public final class Balancer implements Shares {
             for (int p = 0; p <= aux; p++) {
                 sb.append(' ').append(pathNames.get(p)).append('=')
                         .append(String.format(Locale.ROOT, "%.3fms", times[p] * 1e3));
+            }
+            if (!Float.isNaN(times[aux + 1])) {
+                sb.append(" outside=").append(String.format(Locale.ROOT, "%.3fms", times[aux + 1] * 1e3));
             }
         }
         if (history.size() == MAX_HISTORY) {

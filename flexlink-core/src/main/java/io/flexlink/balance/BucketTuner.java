@@ -18,8 +18,10 @@ public final class BucketTuner {
     /** Stages of a channel. */
     public enum Stage { PROBE, COARSE, FINE, PRIMARY_ONLY }
 
-    /** Smallest share change the fine stage makes. */
+    /** Smallest share change the fine stage makes when nothing runs outside the communicator's call. */
     static final double DEAD_BAND = 0.004;
+    /** The widest the dead band grows with time spent outside the call, so that a path that slows is still followed. */
+    static final double MAX_DEAD_BAND = 0.04;
     /** How far toward the equal-finish target each fine round moves. */
     static final double GAIN = 0.5;
     /** Weight of a new rate measurement in the smoothed rate. */
@@ -102,12 +104,37 @@ public final class BucketTuner {
      * @return true when the shares changed
      */
     public boolean decide(float[] times) {
+        return decide(times, 0);
+    }
+
+    /**
+     * {@link #decide(float[])} for a call whose result also waits for {@code outsideSeconds} of work outside
+     * this communicator (a multi-node call's inter-node stage, agreed like the times): the fine stage then
+     * weighs a share error by its effect on the whole call, intra + outside ({@link #deadBand}). Probe and
+     * coarse stages ignore it: whether a split pays is judged on this communicator's own time, so that a
+     * real gain is never given up because another stage is slow (rule 7).
+     */
+    public boolean decide(float[] times, double outsideSeconds) {
         switch (stage) {
             case PROBE: return probeStep(times);
             case COARSE: return coarseStep(times);
-            case FINE: return fineStep(times);
+            case FINE: return fineStep(times, outsideSeconds);
             default: return false;
         }
+    }
+
+    /**
+     * The fine stage's dead band for a call whose paths took {@code intraSeconds} (the slowest) and whose
+     * result waits {@code outsideSeconds} more: a share error moves the intra time roughly in proportion, and
+     * the whole call by that over {@code intra + outside}, so the band that keeps the whole call within the
+     * single-node tolerance is {@link #DEAD_BAND} scaled by {@code (intra + outside) / intra}, at most
+     * {@link #MAX_DEAD_BAND}.
+     */
+    static double deadBand(double intraSeconds, double outsideSeconds) {
+        if (!(outsideSeconds > 0) || !(intraSeconds > 0)) {
+            return DEAD_BAND; // NaN, nothing outside, or nothing measured inside: the single-node band
+        }
+        return Math.min(MAX_DEAD_BAND, DEAD_BAND * (intraSeconds + outsideSeconds) / intraSeconds);
     }
 
     private boolean probeStep(float[] t) {
@@ -167,7 +194,12 @@ public final class BucketTuner {
         return true;
     }
 
-    private boolean fineStep(float[] t) {
+    private boolean fineStep(float[] t, double outsideSeconds) {
+        double intra = 0;
+        for (int i = 0; i <= aux; i++) {
+            intra = Float.isNaN(t[i]) ? intra : Math.max(intra, t[i]);
+        }
+        double band = deadBand(intra, outsideSeconds);
         double primaryShare = 1 - sum();
         rate[0] = primaryShare > 0 && t[0] > 0 ? primaryShare / t[0] : 0;
         for (int i = 0; i < aux; i++) {
@@ -187,7 +219,7 @@ public final class BucketTuner {
             target[i] = smoothedRate[i + 1] / total;
             largest = Math.max(largest, Math.abs(target[i] - shares[i]));
         }
-        if (largest <= DEAD_BAND) {
+        if (largest <= band) {
             return false;
         }
         for (int i = 0; i < aux; i++) {

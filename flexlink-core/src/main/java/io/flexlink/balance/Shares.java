@@ -27,6 +27,15 @@ public interface Shares {
     }
 
     /**
+     * The time (seconds, this rank's measurement) that a call of {@code collective} moving {@code bytes} per rank
+     * was followed or preceded by outside this communicator, within one call of the caller's: the inter-node
+     * stage of a multi-node call whose node stage this call was. A balancer may weigh its decisions by it; it
+     * must agree it among the ranks first, like the path times.
+     */
+    default void outside(Collective collective, long bytes, float seconds) {
+    }
+
+    /**
      * The measured completion time (seconds) of a call of {@code collective} moving {@code bytes} per rank under
      * the current shares, for {@code groupSimulateEnd}; NaN where nothing was measured (fixed shares never are).
      */

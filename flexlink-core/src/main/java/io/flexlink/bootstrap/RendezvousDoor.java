@@ -1,6 +1,7 @@
 package io.flexlink.bootstrap;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
@@ -14,6 +15,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,13 +61,36 @@ final class RendezvousDoor implements AutoCloseable {
     }
 
     RendezvousDoor(ServerSocketChannel listener, Admission server, Duration helloTimeout) throws IOException {
+        this(listener, server, helloTimeout, LOG::info);
+    }
+
+    /**
+     * A door that tells {@code announce} once, before it accepts anything, the address and port the
+     * listener is bound to (operators check it against MASTER_ADDR; the socket's own answer, not what was
+     * asked for), and where peers are told to connect when that differs (a bind to every interface).
+     */
+    RendezvousDoor(ServerSocketChannel listener, Admission server, Duration helloTimeout, Consumer<String> announce)
+            throws IOException {
+        String line = listening(listener, server.where()); // before the selector, which a failure here would leak
         this.listener = listener;
         this.server = server;
         this.helloNanos = helloTimeout.toNanos();
         this.selector = Selector.open();
         int port = listener.socket().getLocalPort();
+        announce.accept(line);
         start(this::acceptLoop, "flexlink-rendezvous-accept-" + port);
         start(this::helloLoop, "flexlink-rendezvous-hello-" + port);
+    }
+
+    /** "INIT rendezvous listening on 10.0.0.5:29500", plus "(peers connect to …)" where that differs. */
+    static String listening(ServerSocketChannel listener, String advertised) throws IOException {
+        InetSocketAddress bound = (InetSocketAddress) listener.getLocalAddress();
+        String host = bound.getAddress().getHostAddress();
+        // a dual-stack JVM reports a bind to 0.0.0.0 as [::]; either way it is every interface, said plainly
+        String at = bound.getAddress().isAnyLocalAddress() ? "*:" + bound.getPort() + " (every interface)"
+                : (host.contains(":") ? "[" + host + "]" : host) + ":" + bound.getPort();
+        return "INIT rendezvous listening on " + at + (at.equals(advertised) ? "" : " (peers connect to " + advertised
+                + ")");
     }
 
     private static void start(Runnable body, String name) {

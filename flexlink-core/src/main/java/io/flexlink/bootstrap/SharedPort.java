@@ -13,8 +13,6 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The rendezvous port of a job launched from the environment (MASTER_ADDR:MASTER_PORT), in rank 0's
@@ -25,7 +23,6 @@ import org.slf4j.LoggerFactory;
  * whose bind failed, and ends every communicator of this job served here ({@link PeerAdmission#collide}).
  */
 final class SharedPort implements Admission {
-    private static final Logger LOG = LoggerFactory.getLogger(SharedPort.class);
     /** Open ports of this process by bind address and port. */
     private static final Map<String, SharedPort> OPEN = new HashMap<>();
 
@@ -65,7 +62,6 @@ final class SharedPort implements Admission {
                     throw e;
                 }
                 OPEN.put(key, p);
-                LOG.info("INIT rendezvous: rank 0 listens on {} (bound to {}:{})", where, bind.getHostAddress(), port);
             }
             String t = HexFormat.of().formatHex(token);
             if (p.servers.containsKey(t)) {

@@ -61,7 +61,6 @@ public final class TcpRendezvous {
         InetAddress bindTo = bindAddress(config, advertised);
         ServerSocketChannel listener = bind(bindTo, port);
         int bound = listener.socket().getLocalPort();
-        LOG.debug("INIT rendezvous: rank 0 listens on {} (bound to {})", where(advertised, bound), where(bindTo, bound));
         UniqueId id = UniqueId.withAddress(advertised.getAddress(), bound);
         RendezvousServer server = new RendezvousServer(listener, id.tokenBytes(), id.secret(),
                 where(advertised, bound), helloTimeout).advertise(advertised);
@@ -246,7 +245,6 @@ public final class TcpRendezvous {
         InetAddress bindTo = lobby || config == null ? host : bindAddress(config, host);
         ServerSocketChannel listener = bind(bindTo, lobby ? 0 : id.port());
         int port = listener.socket().getLocalPort();
-        LOG.debug("INIT rendezvous: rank 0 listens on {} (bound to {})", where(host, port), where(bindTo, port));
         RendezvousServer server = new RendezvousServer(listener, id.tokenBytes(), id.secret(), where(host, port),
                 RendezvousServer.HELLO_TIMEOUT).advertise(host);
         try {

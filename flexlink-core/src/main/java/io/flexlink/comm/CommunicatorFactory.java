@@ -1,6 +1,8 @@
 package io.flexlink.comm;
 
+import io.flexlink.Collective;
 import io.flexlink.Communicator;
+import io.flexlink.DataType;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.UniqueId;
@@ -104,6 +106,19 @@ public final class CommunicatorFactory {
             log.rollback(thrown); // a rank that was fully built is aborted: its peers are told
         }
         throw thrown;
+    }
+
+    /**
+     * Tells the communicator {@code node} that a call of its of {@code collective} ({@code count} elements of
+     * {@code type}) was part of a larger call whose other stages, outside it, took {@code seconds} on this rank
+     * (a multi-node call's inter-node stage): its balancer weighs its decisions by the whole call. A no-op for
+     * a communicator of another kind.
+     */
+    public static void outsideTime(Communicator node, Collective collective, long count, DataType type,
+                                   float seconds) {
+        if (node instanceof FlexCommunicator f) {
+            f.outsideTime(collective, count, type, seconds);
+        }
     }
 
     /** Like {@code ncclCommInitRank}: every rank calls this with the same id, from its own thread. */
@@ -246,7 +261,7 @@ public final class CommunicatorFactory {
         if (config.shares().isEmpty() && primary != null && !aux.isEmpty()) {
             int mark = log.mark();
             board = new SharedBoard(shared(log, backend, exchange, rank, "board", SharedBoard.bytes(n), null, null),
-                    rank, n, aux.size() + 1, config.initTimeout());
+                    rank, n, Balancer.boardColumns(aux.size()), config.initTimeout());
             log.owned(mark, board, board);
             String fingerprint = fingerprint(backend, config, n, aux);
             byte[] text = fromRankZero(exchange, rank, rank == 0

@@ -342,6 +342,14 @@ public final class FlexCommunicator extends ParentCommunicator {
                 CommHealth.result(e, life.aborted()), e != null ? e.detail() : life.aborted() ? "aborted" : null);
     }
 
+    /**
+     * Hands the balancer this rank's time outside this communicator around a call of {@code collective} of
+     * {@code count} elements of {@code type} ({@link Shares#outside}), in the bytes per rank its plans use.
+     */
+    void outsideTime(Collective collective, long count, DataType type, float seconds) {
+        shares.outside(collective, count * type.size() * (collective.blocked() ? size() : 1), seconds);
+    }
+
     /** True once an abort was asked for, by anyone: a wait for the peers' balancer agreement gives up. */
     boolean abortRequested() {
         return life.abortRequested();

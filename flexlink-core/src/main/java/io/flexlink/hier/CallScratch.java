@@ -1,6 +1,8 @@
 package io.flexlink.hier;
 
+import io.flexlink.Communicator;
 import io.flexlink.DataType;
+import io.flexlink.comm.CommunicatorFactory;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeEvent;
@@ -37,7 +39,10 @@ final class CallScratch {
     private volatile boolean freed;
 
     CallScratch(Backend backend, int device, HierRank h) {
-        this.timer = new StageTimer(backend, device);
+        // the node's balancer hears each timed call's rail time (its model of the call: node stages + rail)
+        Communicator node = h.intra;
+        this.timer = new StageTimer(backend, device, node == null ? StageTimer.Outside.NONE
+                : (c, count, type, seconds) -> CommunicatorFactory.outsideTime(node, c, count, type, seconds));
         this.scratch = new Scratch(backend, device);
         this.zeros = new Zeros(backend, device);
         this.piped = h.intra == null ? null : new PipelinedAllReduce(backend, device, h, timer, zeros);

@@ -86,6 +86,21 @@ final class CrossNodeTransfers implements Groups.Member {
         }
     }
 
+    /**
+     * Runs {@code ops}, this rank's whole part of a collective's exchange between nodes (every send and
+     * receive at once, so that no pair waits for another), on the lane, forked from {@code caller} and joined
+     * back into it: each pair's link then carries its chunks in the lane's order, whichever call made them.
+     * Called outside any group (collectives are refused inside one), so no group's transfers are pending.
+     */
+    void exchangeNow(PeerOps collective, RuntimeStream caller) {
+        caller.record(forked);
+        lane.waitEvent(forked);
+        net.exchange(collective, lane);
+        lane.record(joined);
+        caller.waitEvent(joined);
+        used = true;
+    }
+
     @Override
     public void launchPrimary() {
         lock.lock();

@@ -1,5 +1,6 @@
 package io.flexlink.hier;
 
+import io.flexlink.Collective;
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.launch.Groups;
@@ -96,6 +97,7 @@ final class HierCollectives {
         }
         if (s > 0) {
             intra.reduceScatter(send, shard, s, t, o, us);
+            timer.nodeCall(0, Collective.REDUCE_SCATTER, s, t);
         }
         if (tail > 0) {
             intra.reduce(send + m * sz, recv + m * sz, tail, t, o, 0, us);
@@ -113,6 +115,7 @@ final class HierCollectives {
         timer.stage(rs, 1, (s + (tailHere ? tail : 0)) * sz);
         if (s > 0) {
             intra.allGather(shard, recv, s, t, us);
+            timer.nodeCall(2, Collective.ALL_GATHER, s, t);
         }
         if (tail > 0) {
             intra.broadcast(recv + m * sz, recv + m * sz, tail, t, 0, us);
@@ -146,6 +149,7 @@ final class HierCollectives {
         } else { // block (j', l) is rank l N + j': this rank's blocks are contiguous
             h.intra.reduceScatter(send, part, n * count, t, o, us);
         }
+        timer.nodeCall(0, Collective.REDUCE_SCATTER, h.nodeMajor ? count : n * count, t);
         timer.stage(rs, 0, (long) h.size * count * sz);
         h.rail.reduceScatter(part, recv, count, count, t, o, rs);
         divide(avg, recv, count, t, rs);
@@ -182,6 +186,7 @@ final class HierCollectives {
             timer.stage(rs, 1, n * count * sz);
             h.intra.allGather(mine, recv, n * count, t, us);
         }
+        timer.nodeCall(2, Collective.ALL_GATHER, h.nodeMajor ? count : n * count, t);
         timer.stage(rs, 2, (long) h.size * count * sz);
     }
 
@@ -201,6 +206,7 @@ final class HierCollectives {
         long shard = recv + h.local * s * sz;
         if (home) {
             h.intra.broadcast(send, recv, count, t, h.layout.localIndex(root), us);
+            timer.nodeCall(0, Collective.BROADCAST, count, t);
         }
         timer.stage(rs, 0, home ? count * sz : -1);
         if (s > 0) {
@@ -213,6 +219,7 @@ final class HierCollectives {
         timer.stage(rs, 1, (s + (tailHere ? tail : 0)) * sz);
         if (!home && s > 0) {
             h.intra.allGather(shard, recv, s, t, us);
+            timer.nodeCall(2, Collective.ALL_GATHER, s, t);
         }
         if (!home && tail > 0) {
             h.intra.broadcast(recv + m * sz, recv + m * sz, tail, t, 0, us);
@@ -244,6 +251,7 @@ final class HierCollectives {
         long tailAt = home ? full + m * sz : mine + s * sz;
         if (s > 0) {
             h.intra.reduceScatter(send, shard, s, t, o, us);
+            timer.nodeCall(0, Collective.REDUCE_SCATTER, s, t);
         }
         if (tail > 0) {
             h.intra.reduce(send + m * sz, tailAt, tail, t, o, 0, us);
@@ -261,6 +269,7 @@ final class HierCollectives {
         timer.stage(rs, 1, (s + (tailHere ? tail : 0)) * sz);
         if (home && s > 0) {
             h.intra.allGather(shard, full, s, t, us);
+            timer.nodeCall(2, Collective.ALL_GATHER, s, t);
         }
         if (home && tail > 0 && h.layout.localIndex(root) != 0) {
             h.intra.broadcast(tailAt, tailAt, tail, t, 0, us);

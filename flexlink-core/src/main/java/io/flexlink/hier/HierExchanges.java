@@ -8,21 +8,23 @@ import io.flexlink.Result;
 import io.flexlink.Stream;
 import io.flexlink.launch.Groups;
 import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.PeerOps;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 import io.flexlink.validate.AllToAllvArgs;
 import io.flexlink.validate.Validator;
 
 /**
- * AlltoAll, AlltoAllv, Gather, Scatter and Send/Recv of a multi-node communicator, built on its AllGather
- * and Broadcast ({@link HierCollectives}) and the node's communicator. They are correct and move more than
- * the minimum: AlltoAll gathers every rank's whole send buffer ({@code n} times the bytes an exchange
- * needs, and {@code n × n × count} elements of scratch), Gather gathers to every rank, Scatter broadcasts
- * the root's whole buffer. AlltoAllv is the same AlltoAll over blocks of the largest count any rank sends
- * to any rank ({@link CountAgreement} tells every rank the counts): each piece is copied into its block of a
- * padded buffer, the blocks are exchanged as AlltoAll's, and each received piece is copied out to its
- * displacement. A two-stage exchange (node, then rail) needs a rail AlltoAll, which the rails do not have
- * yet.
+ * AlltoAll, AlltoAllv, Gather, Scatter and Send/Recv of a multi-node communicator. AlltoAll runs in two
+ * stages ({@link #twoStage}): an AlltoAll inside the node gathers on local index {@code l} what the node
+ * sends to local index {@code l} of every node, then each rank exchanges with the rank of its local index on
+ * every other node over the peer links (rail-aligned pairs), so each block crosses between nodes once. Where
+ * the job has no peer links (two ranks of a node share a device, which the primary transport refuses) it
+ * gathers every rank's whole send buffer instead ({@code n} times the bytes, {@code n × n × count} elements
+ * of scratch). Gather gathers to every rank, Scatter broadcasts the root's whole buffer (built on
+ * {@link HierCollectives}). AlltoAllv is the AlltoAll over blocks of the largest count any rank sends to any
+ * rank ({@link CountAgreement} tells every rank the counts): each piece is copied into its block of a padded
+ * buffer, the blocks are exchanged as AlltoAll's, and each received piece is copied out to its displacement.
  *
  * <p>Send and Recv between ranks of one node go through the node's communicator (inside a group too, where
  * a rank may also send to itself); between nodes they go over the peer links ({@link CrossNodeTransfers}),
@@ -32,12 +34,20 @@ final class HierExchanges {
     private final HierRank h;
     private final HierCollectives collectives;
     private final Scratch scratch;
+    private final StageTimer timer;
+    /** The peer links' lane, for AlltoAll's stage between nodes; null where the job has no peer links. */
+    private final CrossNodeTransfers cross;
+    /** The transfers of one AlltoAll between nodes, reused call after call. */
+    private final PeerOps ops = new PeerOps();
 
     /** {@code scratch} is the communicator's; its calls are serialized, so no two stages use it at once. */
-    HierExchanges(HierRank h, HierCollectives collectives, Scratch scratch) {
+    HierExchanges(HierRank h, HierCollectives collectives, Scratch scratch, StageTimer timer,
+                  CrossNodeTransfers cross) {
         this.h = h;
         this.collectives = collectives;
         this.scratch = scratch;
+        this.timer = timer;
+        this.cross = cross;
     }
 
     /**
@@ -78,8 +88,66 @@ final class HierExchanges {
 
     void allToAll(long send, long recv, long count, DataType t, Stream us, RuntimeStream rs) {
         long block = count * t.size();
+        if (cross != null) {
+            twoStage(send, recv, count, t, us, rs, scratch.ensure(3 * block * h.size));
+            return;
+        }
         long all = exchangeBlocks(send, scratch.ensure(block * h.size * h.size), count, t, us, rs);
         rs.copyRows(recv, block, all, block * h.size, block, h.size);
+    }
+
+    /**
+     * AlltoAll of blocks of {@code count} elements in two stages, for rank {@code (j, l)} of {@code N} nodes of
+     * {@code L}; {@code work} holds three rows of {@code n} blocks (P, Q, S). Node stage: P row {@code l'} holds
+     * this rank's blocks for local index {@code l'} of every node (its send buffer itself when placed
+     * round-robin); the node's AlltoAll of rows leaves in Q row {@code l''} what local index {@code l''} sends
+     * to local index {@code l} of every node. Rail-aligned stage: S row {@code j'} (Q transposed) goes to rank
+     * {@code (j', l)}, which sends back what its node has for this rank, row by source local index: the
+     * receive buffer's own layout when placed in blocks, else received into P and transposed into it.
+     */
+    private void twoStage(long send, long recv, long count, DataType t, Stream us, RuntimeStream rs, long work) {
+        int n = h.nodes;
+        int big = h.localSize;
+        long b = count * t.size();
+        long p = work;
+        long q = work + b * h.size;
+        long s = q + b * h.size;
+        if (h.intra == null) {
+            q = send; // a node of one rank: its send buffer is already one block per node
+            timer.stage(rs, 0, -1);
+        } else {
+            long rows = send;
+            if (h.nodeMajor) { // rank j'L + l': the blocks of local index l' lie L blocks apart
+                for (int l = 0; l < big; l++) {
+                    rs.copyRows(p + l * n * b, b, send + l * b, big * b, b, n);
+                }
+                rows = p;
+            }
+            h.intra.allToAll(rows, q, n * count, t, us);
+            timer.stage(rs, 0, (long) h.size * b);
+        }
+        for (int j = 0; j < n; j++) {
+            rs.copyRows(s + j * big * b, b, q + j * b, n * b, b, big);
+        }
+        long into = h.nodeMajor ? recv : p;
+        ops.clear();
+        for (int j = 0; j < n; j++) {
+            if (j != h.node) {
+                int peer = h.layout.rankAt(j, h.local);
+                ops.add(true, peer, s + j * big * b, big * b);
+                ops.add(false, peer, into + j * big * b, big * b);
+            }
+        }
+        rs.copy(into + h.node * big * b, s + h.node * big * b, big * b);
+        cross.exchangeNow(ops, rs);
+        ops.clear();
+        timer.stage(rs, 1, (n - 1L) * big * b);
+        if (!h.nodeMajor) { // rank l''N + j' sent row j' block l''
+            for (int j = 0; j < n; j++) {
+                rs.copyRows(recv + j * b, n * b, p + j * big * b, b, b, big);
+            }
+        }
+        timer.stage(rs, 2, -1);
     }
 
     /**
@@ -91,18 +159,26 @@ final class HierExchanges {
         int sz = t.size();
         long block = max * sz;
         long row = block * h.size;
-        long padded = scratch.ensure(row * (h.size + 1L));
+        // the padded row, then the received blocks: n rows of them when gathered, one (and the work) in two stages
+        long padded = scratch.ensure(row * (cross != null ? 5 : h.size + 1L));
         long[] mine = counts[h.rank];
         for (int j = 0; j < h.size; j++) {
             if (mine[j] > 0) {
                 rs.copy(padded + j * block, send + sendDispls[j] * sz, mine[j] * sz);
             }
         }
-        long all = exchangeBlocks(padded, padded + row, max, t, us, rs);
+        long all = padded + row;
+        long stride = block;
+        if (cross != null) {
+            twoStage(padded, all, max, t, us, rs, padded + 2 * row);
+        } else {
+            all = exchangeBlocks(padded, padded + row, max, t, us, rs);
+            stride = row;
+        }
         for (int i = 0; i < h.size; i++) {
             long from = counts[i][h.rank];
             if (from > 0) {
-                rs.copy(recv + recvDispls[i] * sz, all + i * row, from * sz);
+                rs.copy(recv + recvDispls[i] * sz, all + i * stride, from * sz);
             }
         }
     }

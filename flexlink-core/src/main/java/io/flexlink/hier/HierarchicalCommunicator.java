@@ -64,9 +64,9 @@ public final class HierarchicalCommunicator extends ParentCommunicator {
         this.shared = new CallScratch(backend, device, h);
         this.timer = shared.timer;
         this.collectives = new HierCollectives(h, shared.scratch, shared.zeros, timer, shared.piped);
-        this.exchanges = new HierExchanges(h, collectives, shared.scratch);
         this.cross = h.peers == null ? null : new CrossNodeTransfers(backend, device, h.rank, h.peers, lock,
                 e -> failed("a transfer between nodes", e));
+        this.exchanges = new HierExchanges(h, collectives, shared.scratch, timer, cross);
     }
 
     private String who() {

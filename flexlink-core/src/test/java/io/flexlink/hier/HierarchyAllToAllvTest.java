@@ -91,6 +91,11 @@ class HierarchyAllToAllvTest {
                 a.recvDispls(), t, rig.streams[r]);
     }
 
+    /** Bytes rank {@code r} read from other nodes over the peer links (AlltoAll's stage between nodes). */
+    private static long peerBytes(TransferRig rig, int r) {
+        return Math.max(0, rig.comms[r].stats().hierarchy().peerBytesReceived());
+    }
+
     @ParameterizedTest(name = "{0} nodes × {1}, round-robin {2}")
     @CsvSource({"2, 2, false", "3, 3, false", "3, 3, true", "2, 3, true", "3, 1, false"})
     void seededRandomCountsGiveTheSingleNodeResultElementByElement(int nodes, int perNode, boolean roundRobin)
@@ -116,7 +121,7 @@ class HierarchyAllToAllvTest {
                     }
                     long[] railBefore = new long[n];
                     for (int r = 0; r < n; r++) {
-                        railBefore[r] = rig.railBytes(r);
+                        railBefore[r] = rig.railBytes(r) + peerBytes(rig, r);
                     }
                     rig.poison();
                     rig.onEveryRank(r -> call(rig.comms[r], rig, r, args[r].scaled(k), t));
@@ -125,11 +130,11 @@ class HierarchyAllToAllvTest {
                     for (int r = 0; r < n; r++) {
                         hier[r] = rig.output(r);
                         assertArrayEquals(expected(rig, args, r), hier[r], "round " + round + " " + t + ": rank " + r);
-                        railSent += rig.railBytes(r) - railBefore[r];
+                        railSent += rig.railBytes(r) + peerBytes(rig, r) - railBefore[r];
                     }
                     assertTrue(crossing > 0, "the pieces cross nodes");
-                    assertTrue(railSent >= crossing, "round " + round + ": the rails read " + railSent
-                            + " B to the network, the pieces between nodes are " + crossing + " B");
+                    assertTrue(railSent >= crossing, "round " + round + ": the rails and peer links read " + railSent
+                            + " B from the network, the pieces between nodes are " + crossing + " B");
                     rig.poison();
                     FlexLink.groupStart(); // the single-node communicator: one thread, one group
                     try {
