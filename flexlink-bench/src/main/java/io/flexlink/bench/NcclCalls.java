@@ -153,19 +153,17 @@ final class NcclCalls extends RankCalls {
             ok = true;
             return new NcclCalls(children, streams, "; ncclCommSplit by " + setting);
         } finally {
-            if (!ok) {
-                for (ncclComm c : children) {
-                    if (c != null) {
-                        nccl.ncclCommAbort(c);
-                    }
+            for (PointerPointer<ncclComm> p : slots) {
+                if (p == null) {
+                    continue;
                 }
+                Pointer h = p.get(0);
+                if (!ok && h != null && !h.isNull()) {
+                    nccl.ncclCommAbort(new ncclComm(h)); // a child NCCL made before the split failed elsewhere
+                }
+                p.close();
             }
             close();
-            for (PointerPointer<ncclComm> p : slots) {
-                if (p != null) {
-                    p.close();
-                }
-            }
         }
     }
 
