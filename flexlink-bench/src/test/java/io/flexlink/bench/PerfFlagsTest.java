@@ -59,6 +59,13 @@ class PerfFlagsTest {
         assertEquals(rows, o.rows().size(), o::toString);
     }
 
+    /** A sweep that stops short of -e (8, 128, 2K, 32K for -e 64K): the warm-up still doubles up to 64K, in buffers for it. */
+    @Test
+    void aSweepThatStopsShortOfTheEndStillWarmsUpToIt() {
+        ok(perf("all_reduce -b 8 -e 64K -f 16 -g 1 --backend host -c 1 -n 2"), 4);
+        ok(perf("all_gather -b 8 -e 64K -f 16 -g 2 --backend host -c 1 -n 2"), 4);
+    }
+
     @Test
     void theHeaderIsNcclTestsWithTheVersionAndUnalignLines() {
         PerfMainTest.Outcome o = perf("all_gather -b 1K -e 1K -g 2 -n 1 --backend host --paths primary");
