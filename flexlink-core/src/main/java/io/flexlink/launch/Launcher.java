@@ -36,6 +36,10 @@ public final class Launcher implements AutoCloseable {
     private final CallTimer timer;
     private final RuntimeEvent fork;
     private final RuntimeEvent[][] joins;
+    /** The plan whose auxiliary part is being enqueued on this thread, for {@link #joinsOfPlan}. */
+    private CallPlan joining;
+    /** Its join events: the timer's for a timed call, else {@link #joins} (made once: nothing per call). */
+    private final AuxiliaryLaunch.Joins joinsOfPlan = (i, k) -> join(joining, i, k);
     /** An in-place AlltoAll's input, copied aside first (every rank's block is read after its own arrives). */
     private final Scratch inPlaceInput;
     private final RuntimeEvent inPlaceRead;
@@ -158,23 +162,9 @@ public final class Launcher implements AutoCloseable {
             return;
         }
         CollectiveCall c = p.call;
-        long offset = p.lengths[0];
-        for (int i = 0; i < aux.length; i++) {
-            long n = p.lengths[i + 1];
-            if (n == 0) {
-                continue;
-            }
-            RuntimeStream[] ps = aux[i].streams();
-            for (RuntimeStream s : ps) {
-                s.waitEvent(fork);
-            }
-            aux[i].enqueue(c, offset, n);
-            for (int k = 0; k < ps.length; k++) {
-                ps[k].record(join(p, i, k));
-            }
-            offset += n;
-            counters.add(i + 1, n * c.type.size());
-        }
+        joining = p;
+        AuxiliaryLaunch.enqueue(aux, counters, p, fork, joinsOfPlan);
+        joining = null;
         for (int i = 0; i < aux.length; i++) {
             if (p.lengths[i + 1] > 0) {
                 for (int k = 0; k < aux[i].streams().length; k++) {
