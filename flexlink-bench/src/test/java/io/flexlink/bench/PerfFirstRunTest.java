@@ -33,22 +33,6 @@ class PerfFirstRunTest {
     @TempDir
     Path tmp;
 
-    private static final class Run {
-        final int code;
-        final String out;
-        final String err;
-
-        Run(int code, String out, String err) {
-            this.code = code;
-            this.out = out;
-            this.err = err;
-        }
-
-        @Override
-        public String toString() {
-            return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err;
-        }
-    }
 
     @BeforeAll
     static void cudaUnusableHere() {
@@ -60,7 +44,7 @@ class PerfFirstRunTest {
         assumeTrue(reason != null, "CUDA is usable here: the backend line says a GPU was found");
     }
 
-    private Run perf(String name, String extra) throws Exception {
+    private PerfMainTest.Outcome perf(String name, String extra) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), PerfMain.class.getName()));
         cmd.addAll(List.of((ARGS + extra).split(" ")));
@@ -73,11 +57,11 @@ class PerfFirstRunTest {
             p.destroyForcibly();
             throw new AssertionError("flexlink-perf did not end in 120 s: " + cmd);
         }
-        return new Run(p.exitValue(), Files.readString(out.toPath(), StandardCharsets.UTF_8),
+        return new PerfMainTest.Outcome(p.exitValue(), Files.readString(out.toPath(), StandardCharsets.UTF_8),
                 Files.readString(err.toPath(), StandardCharsets.UTF_8));
     }
 
-    private static List<String> lines(Run r) {
+    private static List<String> lines(PerfMainTest.Outcome r) {
         List<String> l = new ArrayList<>(List.of(r.out.split("\n")));
         l.addAll(List.of(r.err.split("\n")));
         return l;
@@ -85,7 +69,7 @@ class PerfFirstRunTest {
 
     @Test
     void theDefaultOutputSaysNoGpuInOneShortLineAndTheReasonOnlyWithVerbose() throws Exception {
-        Run plain = perf("plain", "");
+        PerfMainTest.Outcome plain = perf("plain", "");
         assertEquals(PerfMain.EXIT_OK, plain.code, plain::toString);
         assertFalse((plain.out + plain.err).contains("\u001b"), () -> "an ANSI escape:\n" + plain);
         String backend = lines(plain).stream().filter(l -> l.startsWith("# Backend:")).findFirst()
@@ -99,7 +83,7 @@ class PerfFirstRunTest {
         String start = reason.substring(0, Math.min(40, reason.length()));
         assertFalse((plain.out + plain.err).contains(start), () -> "the reason without --verbose:\n" + plain);
 
-        Run verbose = perf("verbose", " --verbose");
+        PerfMainTest.Outcome verbose = perf("verbose", " --verbose");
         assertEquals(PerfMain.EXIT_OK, verbose.code, verbose::toString);
         assertFalse((verbose.out + verbose.err).contains("\u001b"), () -> "an ANSI escape:\n" + verbose);
         assertTrue(verbose.err.contains(start), () -> "no reason with --verbose (" + start + "):\n" + verbose);

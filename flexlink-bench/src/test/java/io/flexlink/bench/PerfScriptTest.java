@@ -39,22 +39,6 @@ class PerfScriptTest {
     Path tmp;
     private Path repo;
 
-    private static final class Run {
-        final int code;
-        final String out;
-        final String err;
-
-        Run(int code, String out, String err) {
-            this.code = code;
-            this.out = out;
-            this.err = err;
-        }
-
-        @Override
-        public String toString() {
-            return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err;
-        }
-    }
 
     @BeforeEach
     void layout() throws Exception {
@@ -76,7 +60,7 @@ class PerfScriptTest {
         }
     }
 
-    private Run script(boolean mvnFails) throws Exception {
+    private PerfMainTest.Outcome script(boolean mvnFails) throws Exception {
         ProcessBuilder pb = new ProcessBuilder("bash", repo.resolve("flexlink-perf").toString(), "all_reduce", "-g", "4")
                 .redirectOutput(tmp.resolve("out").toFile()).redirectError(tmp.resolve("err").toFile());
         pb.environment().put("PATH", tmp.resolve("bin") + File.pathSeparator + System.getenv("PATH"));
@@ -87,13 +71,13 @@ class PerfScriptTest {
             p.destroyForcibly();
             throw new AssertionError("the script did not end in 60 s");
         }
-        return new Run(p.exitValue(), Files.readString(tmp.resolve("out"), StandardCharsets.UTF_8),
+        return new PerfMainTest.Outcome(p.exitValue(), Files.readString(tmp.resolve("out"), StandardCharsets.UTF_8),
                 Files.readString(tmp.resolve("err"), StandardCharsets.UTF_8));
     }
 
     @Test
     void aBuildShowsOneLineAndRunsTheJar() throws Exception {
-        Run r = script(false);
+        PerfMainTest.Outcome r = script(false);
         assertEquals(0, r.code, r::toString);
         assertEquals("java -jar flexlink-bench/target/flexlink-perf.jar all_reduce -g 4\n", r.out, r::toString);
         assertEquals(List.of("flexlink-perf: building it first (about a minute; log in flexlink-bench/target/build.log)"),
@@ -106,7 +90,7 @@ class PerfScriptTest {
         assertFalse(args.contains("install"), args::toString);
 
         Files.delete(tmp.resolve("mvn-args"));
-        Run again = script(false);
+        PerfMainTest.Outcome again = script(false);
         assertEquals(0, again.code, again::toString);
         assertEquals("", again.err, "a jar newer than the sources runs without a build");
         assertFalse(Files.exists(tmp.resolve("mvn-args")), "Maven was called again");
@@ -114,7 +98,7 @@ class PerfScriptTest {
 
     @Test
     void aFailedBuildShowsTheLogsTailWithoutEscapes() throws Exception {
-        Run r = script(true);
+        PerfMainTest.Outcome r = script(true);
         assertEquals(1, r.code, r::toString);
         assertEquals("", r.out, r::toString);
         assertFalse(r.err.contains("\u001b"), r::toString);

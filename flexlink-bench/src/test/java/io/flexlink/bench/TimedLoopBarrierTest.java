@@ -127,34 +127,14 @@ class TimedLoopBarrierTest {
     }
 
     /** Each rank's calls as done marks on its stream; rank 1's behind the gate when there is one. */
-    private static final class MarkingTarget implements CallTarget {
-        final Workspace ws;
-        final PinnedMemory marks;
-        final PinnedMemory gate;
-        final RuntimeStream opener;
+    private static final class MarkingTarget extends GatedMarkingTarget {
         final Seen seen;
         /** Per rank: touched only by the thread that drives it. */
         final int[] calls = new int[RANKS];
 
         MarkingTarget(Workspace ws, PinnedMemory marks, PinnedMemory gate, HostBackend backend, Seen seen) {
-            this.ws = ws;
-            this.marks = marks;
-            this.gate = gate;
-            this.opener = gate == null ? null : backend.createStream(0, "gate");
+            super(ws, marks, gate, backend);
             this.seen = seen;
-        }
-
-        @Override
-        public String label() {
-            return "marking";
-        }
-
-        @Override
-        public void groupStart() {
-        }
-
-        @Override
-        public void groupEnd() {
         }
 
         @Override
@@ -175,22 +155,6 @@ class TimedLoopBarrierTest {
             s.writeValue32(marks, mark(r, k), 1);
             if (gate != null && r == 0 && k == ITERS - 1) {
                 opener.writeValue32(gate, 0, 1); // a stream of its own: rank 0's waits never depend on it
-            }
-        }
-
-        @Override
-        public AutoCloseable registerBuffer(int r, long address, long bytes) {
-            return null;
-        }
-
-        @Override
-        public void abort() {
-        }
-
-        @Override
-        public void close() {
-            if (opener != null) {
-                opener.close();
             }
         }
     }
