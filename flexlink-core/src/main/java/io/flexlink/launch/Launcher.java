@@ -57,7 +57,8 @@ public final class Launcher implements AutoCloseable {
         this.primary = primary;
         this.aux = aux;
         this.shares = shares;
-        this.planner = new SplitPlanner(primary != null, minSplitBytes, ranks);
+        // with no auxiliary path no call splits: its split size is beyond any call's
+        this.planner = new SplitPlanner(primary != null, aux.length == 0 ? Long.MAX_VALUE : minSplitBytes, ranks);
         this.counters = counters;
         this.timer = timer;
         this.fork = backend.createEvent(device, false);
@@ -81,7 +82,7 @@ public final class Launcher implements AutoCloseable {
     public void plan(CallPlan p) {
         CollectiveCall c = p.call;
         long bytes = c.bytes(ranks);
-        if (aux.length == 0 || planner.primaryOnly(bytes)) {
+        if (planner.primaryOnly(bytes)) {
             // never split, never timed: neither the balancer nor the stream's capture state is asked (a small
             // call's host time is the raw primary's plus this); whoever needs the capture state asks it later
             planWhole(p);
