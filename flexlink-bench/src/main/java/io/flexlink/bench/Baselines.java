@@ -7,7 +7,6 @@ import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RankExchange;
-import java.util.Arrays;
 
 /**
  * --baseline's two comparisons, made once per run on the workspace's devices: {@link #raw}, the backend's
@@ -46,17 +45,15 @@ final class Baselines implements AutoCloseable {
         try {
             if (streams instanceof CudaStreams) {
                 CudaStreams cuda = (CudaStreams) streams;
-                if (layout.split != null) {
-                    // NCCL's communicators would need a split of their own (ncclCommSplit, or one
-                    // ncclCommInitAll per color), which this tool has not run on a GPU yet
-                    missing = "no raw NCCL baseline with " + layout.split.setting() + " (its communicators are not "
-                            + "split)";
-                } else if (gather != null) {
-                    raw = NcclCalls.initRank(gather, o.firstRank(), o.worldSize(), devices[0], cuda);
-                } else if (Arrays.stream(devices).distinct().count() == devices.length) {
-                    raw = NcclCalls.initAll(devices, cuda);
+                RawNcclPlan plan = RawNcclPlan.of(layout, devices, o.firstRank(), gather != null);
+                if (plan.refusal != null) {
+                    missing = plan.refusal;
                 } else {
-                    missing = "NCCL refuses several ranks on one GPU: no raw NCCL baseline";
+                    NcclCalls parents = gather != null
+                            ? NcclCalls.initRank(gather, o.firstRank(), o.worldSize(), devices[0], cuda)
+                            : NcclCalls.initAll(devices, cuda);
+                    // split as the run's FlexLink communicators are; split() destroys the parents after
+                    raw = plan.colors == null ? parents : parents.split(plan.colors, plan.keys, layout.split.setting());
                 }
             } else {
                 PrimaryTransport t = backend.primaryTransport();

@@ -45,6 +45,11 @@ final class NcclCalls extends RankCalls {
     private boolean aborted;
 
     private NcclCalls(ncclComm[] comms, CudaStreams streams) {
+        this(comms, streams, "");
+    }
+
+    /** {@code how}: what the label adds after "called directly", e.g. how the communicators were split. */
+    private NcclCalls(ncclComm[] comms, CudaStreams streams, String how) {
         super(comms.length);
         this.comms = comms;
         this.streams = streams;
@@ -60,7 +65,7 @@ final class NcclCalls extends RankCalls {
         int[] v = {0};
         check(nccl.ncclGetVersion(v), "ncclGetVersion");
         this.label = "NCCL " + v[0] / 10000 + "." + v[0] % 10000 / 100 + "." + v[0] % 100
-                + " (bytedeco, called directly)";
+                + " (bytedeco, called directly" + how + ")";
     }
 
     /** One communicator per local device, as ncclCommInitAll (the devices must differ: NCCL refuses otherwise). */
@@ -107,6 +112,59 @@ final class NcclCalls extends RankCalls {
             id.close();
         }
         return new NcclCalls(new ncclComm[] {comm}, streams);
+    }
+
+    /**
+     * These communicators split by ncclCommSplit with {@code colors[r]} and {@code keys[r]} for local rank
+     * r ({@link RawNcclPlan}), then destroyed, whether the split worked or not (a child does not depend on
+     * its parent). The splits are in one group: NCCL requires it of one thread's several ranks, each of
+     * which would otherwise wait alone for the others. NCCL writes the new handles when the group ends, so
+     * each goes into native memory of its own that outlives the call, not into a handle bytedeco copies
+     * back on return. {@code setting} names the split in the label.
+     */
+    NcclCalls split(int[] colors, int[] keys, String setting) {
+        int n = comms.length;
+        @SuppressWarnings("unchecked")
+        PointerPointer<ncclComm>[] slots = new PointerPointer[n];
+        ncclComm[] children = new ncclComm[n];
+        boolean ok = false;
+        try {
+            for (int r = 0; r < n; r++) {
+                slots[r] = new PointerPointer<>(1);
+                slots[r].put(0, null);
+            }
+            groupStart();
+            try {
+                for (int r = 0; r < n; r++) {
+                    check(nccl.ncclCommSplit(comms[r], colors[r], keys[r], slots[r], null), "ncclCommSplit(color "
+                            + colors[r] + ", key " + keys[r] + ")");
+                }
+            } finally {
+                groupEnd();
+            }
+            for (int r = 0; r < n; r++) {
+                Pointer h = slots[r].get(0);
+                if (h == null || h.isNull()) {
+                    throw new FlexLinkException(Result.INTERNAL_ERROR, "ncclCommSplit(color " + colors[r]
+                            + ") gave local rank " + r + " no communicator");
+                }
+                children[r] = new ncclComm(h);
+            }
+            ok = true;
+            return new NcclCalls(children, streams, "; ncclCommSplit by " + setting);
+        } finally {
+            for (PointerPointer<ncclComm> p : slots) {
+                if (p == null) {
+                    continue;
+                }
+                Pointer h = p.get(0);
+                if (!ok && h != null && !h.isNull()) {
+                    nccl.ncclCommAbort(new ncclComm(h)); // a child NCCL made before the split failed elsewhere
+                }
+                p.close();
+            }
+            close();
+        }
     }
 
     @Override

@@ -52,6 +52,7 @@ final class OptionChecks {
         require(o.average >= 0 && o.average <= 3, "-a: must be 0 (rank 0), 1 (average), 2 (min) or 3 (max), got "
                 + o.average);
         require(o.perIter == 0 || o.perIter == 1, "-I: must be 0 or 1, got " + o.perIter);
+        require(o.reportCputime == 0 || o.reportCputime == 1, "-C: must be 0 or 1, got " + o.reportCputime);
         require(o.perIterSkip >= 0 && o.perIterSkip < o.iters, "-K: must be between 0 and -n - 1 = " + (o.iters - 1)
                 + ", got " + o.perIterSkip);
         require(o.perIterSkip == 0 || o.perIter == 1, "-K: needs -I 1");

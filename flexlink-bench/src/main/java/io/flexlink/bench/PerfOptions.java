@@ -111,6 +111,12 @@ public final class PerfOptions {
                     + "column. Default: ${DEFAULT-VALUE}.")
     int perIter;
 
+    @Option(names = {"-C", "--report_cputime"}, paramLabel = "0|1", defaultValue = "0",
+            description = "1: the time columns are cputime, the host's time per call of enqueueing the timed loop "
+                    + "(this thread's ranks together, the final wait left out; algbw and busbw stay the wall "
+                    + "time's). Default: ${DEFAULT-VALUE}.")
+    int reportCputime;
+
     @Option(names = {"-K", "--per_iter_skip"}, paramLabel = "N", defaultValue = "0",
             description = "Leave the first N iterations out of the -I columns (the JSON keeps them). Default: ${DEFAULT-VALUE}.")
     int perIterSkip;

@@ -91,7 +91,10 @@ final class PerfRunner {
             devices = new int[] {o.launch.device(backend.deviceCount())};
         }
         List<Long> sizes = SizeSweep.sizes(o.minBytes, o.maxBytes, o.stepFactor, o.stepBytes);
-        long maxBytes = sizes.isEmpty() ? 0 : sizes.get(sizes.size() - 1);
+        // the warm-up doubles from -b up to -e, past the sweep's last size when -f does not land on -e
+        List<Long> warm = SizeSweep.warmSizes(o.minBytes, o.maxBytes);
+        long maxBytes = Math.max(sizes.isEmpty() ? 0 : sizes.get(sizes.size() - 1),
+                o.warmup == 0 || warm.isEmpty() ? 0 : warm.get(warm.size() - 1));
         Sweep.RunParts p = new Sweep.RunParts();
         p.progress = progress;
         DriverThreads threads = null;

@@ -87,4 +87,13 @@ final class RankLayout {
     int commRank(int rank) {
         return commRanks[rank];
     }
+
+    /**
+     * The key job rank {@code rank} splits with, for FlexLink's split and NCCL's alike: the rank itself,
+     * as nccl-tests' MPI_Comm_split passes it. A split ranks each color's members by key, which gives
+     * {@link #commRank}.
+     */
+    int splitKey(int rank) {
+        return rank;
+    }
 }

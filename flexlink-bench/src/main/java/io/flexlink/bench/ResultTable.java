@@ -17,6 +17,8 @@ final class ResultTable {
     private final boolean check;
     private final boolean baseline;
     private final boolean perIter;
+    /** The time columns' label: {@code time}, or {@code cputime} with -C 1. */
+    private String timeLabel = "time";
     /** Sum and count of the busbw of every timed run (out of place and in place), for the footer. */
     private double busBwSum;
     private int runs;
@@ -38,14 +40,19 @@ final class ResultTable {
 
     /** nccl-tests' three header lines, each ending as nccl-tests' does (a space for its timestamp column). */
     static String[] ncclHeader(boolean perIter) {
+        return ncclHeader(perIter, "time");
+    }
+
+    /** The same, with {@code time} the label of the time columns ({@code cputime} with -C 1, as nccl-tests). */
+    static String[] ncclHeader(boolean perIter, String time) {
         String[] blanks = {"", "", "", "", ""};
         if (perIter) {
             String f = "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %s";
             return new String[] {
                 String.format(Locale.ROOT, "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)"
                         + "                                in-place (+ per-iteration)", (Object[]) blanks),
-                String.format(Locale.ROOT, f, "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
-                        "#wrong", "i_min", "i_max", "i_p99", "i_cv%", "time", "algbw", "busbw", "#wrong", "i_min",
+                String.format(Locale.ROOT, f, "size", "count", "type", "redop", "root", time, "algbw", "busbw",
+                        "#wrong", "i_min", "i_max", "i_p99", "i_cv%", time, "algbw", "busbw", "#wrong", "i_min",
                         "i_max", "i_p99", "i_cv%", ""),
                 String.format(Locale.ROOT, f, "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
                         "(us)", "(us)", "(%)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", ""),
@@ -55,15 +62,21 @@ final class ResultTable {
         return new String[] {
             String.format(Locale.ROOT, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
                     + "in-place          ", (Object[]) blanks),
-            String.format(Locale.ROOT, f, "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-                    "time", "algbw", "busbw", "#wrong", ""),
+            String.format(Locale.ROOT, f, "size", "count", "type", "redop", "root", time, "algbw", "busbw", "#wrong",
+                    time, "algbw", "busbw", "#wrong", ""),
             String.format(Locale.ROOT, f, "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
                     "(GB/s)", "(GB/s)", "", ""),
         };
     }
 
+    /** -C 1: the time columns hold the host's time (nccl-tests' cputime). */
+    ResultTable cpuTime(boolean cpu) {
+        timeLabel = cpu ? "cputime" : "time";
+        return this;
+    }
+
     void header() {
-        String[] nccl = ncclHeader(perIter);
+        String[] nccl = ncclHeader(perIter, timeLabel);
         out.println("#");
         if (auxPaths.isEmpty() && !baseline) {
             for (String l : nccl) {

@@ -17,17 +17,24 @@ final class Row {
         final long wrong;
         /** -I's per-iteration statistics, or null. */
         final IterStats iterations;
+        /** {@link #timeUs} is the host's time of enqueueing one call (-C 1: nccl-tests' cputime), not the wall time's. */
+        final boolean cpuTime;
 
         Run(double timeUs, double algBw, double busBw, long wrong) {
             this(timeUs, algBw, busBw, wrong, null);
         }
 
         Run(double timeUs, double algBw, double busBw, long wrong, IterStats iterations) {
+            this(timeUs, algBw, busBw, wrong, iterations, false);
+        }
+
+        Run(double timeUs, double algBw, double busBw, long wrong, IterStats iterations, boolean cpuTime) {
             this.timeUs = timeUs;
             this.algBw = algBw;
             this.busBw = busBw;
             this.wrong = wrong;
             this.iterations = iterations;
+            this.cpuTime = cpuTime;
         }
     }
 

@@ -37,13 +37,18 @@ final class RowBench {
         this.err = err;
     }
 
-    /** The seconds of one call and -I's per-iteration times, the threads and processes combined. */
+    /**
+     * The seconds of one call and -I's per-iteration times, the threads and processes combined; the host's
+     * seconds of one call (-C) are the first thread's, as nccl-tests prints its own thread's.
+     */
     static final class Measured {
         final double seconds;
+        final double cpuSeconds;
         final double[] iterations;
 
-        Measured(double seconds, double[] iterations) {
+        Measured(double seconds, double cpuSeconds, double[] iterations) {
             this.seconds = seconds;
+            this.cpuSeconds = cpuSeconds;
             this.iterations = iterations;
         }
     }
@@ -105,7 +110,7 @@ final class RowBench {
                 iterations = maxAcrossProcesses(iterations);
             }
         }
-        return new Measured(combined, iterations);
+        return new Measured(combined, per.get(0).cpuSeconds, iterations);
     }
 
     /** Out of place, alternating with the baselines (null when absent); fills the row's three runs. */
@@ -133,13 +138,14 @@ final class RowBench {
             return a;
         }
         double seconds = (a.seconds * na + b.seconds * nb) / (na + nb);
+        double cpu = (a.cpuSeconds * na + b.cpuSeconds * nb) / (na + nb);
         double[] it = null;
         if (a.iterations != null) {
             it = new double[na + nb];
             System.arraycopy(a.iterations, 0, it, 0, na);
             System.arraycopy(b.iterations, 0, it, na, nb);
         }
-        return new Measured(seconds, it);
+        return new Measured(seconds, cpu, it);
     }
 
     /**
@@ -185,7 +191,9 @@ final class RowBench {
         double algBw = sec > 0 ? (double) call.shape.count * call.shape.typeSize * call.collective.algMultiplier(n)
                 / 1e9 / sec : 0;
         IterStats stats = m.iterations == null ? null : new IterStats(m.iterations, o.perIterSkip);
-        return new Row.Run(sec * 1e6, algBw, algBw * call.collective.busFactor(n), wrong, stats);
+        boolean cpu = o.reportCputime == 1;
+        return new Row.Run((cpu ? m.cpuSeconds : sec) * 1e6, algBw, algBw * call.collective.busFactor(n), wrong, stats,
+                cpu);
     }
 
     /**

@@ -12,8 +12,9 @@ import java.util.concurrent.Future;
 
 /**
  * NCCL_TESTS_SPLIT's communicators: every local rank's communicator of the job split by the rank's color
- * ({@link RankLayout}) with {@code Communicator.split}, keyed by its job rank so that the sub-communicator
- * keeps the job's order (nccl-tests' MPI_Comm_split passes the rank as key). A split is collective and
+ * ({@link RankLayout}) with {@code Communicator.split}, keyed by {@link RankLayout#splitKey} (its job rank)
+ * so that the sub-communicator keeps the job's order; the raw NCCL baseline splits by the same
+ * ({@link RawNcclPlan}). A split is collective and
  * blocks until every member is in, so each local rank splits from a thread of its own, all at once (a
  * rank whose peers never arrive gives up after {@code flexlink.initTimeout}, as the split's rounds do).
  */
@@ -32,7 +33,7 @@ final class SplitComms {
         try {
             for (Communicator parent : parents) {
                 int rank = parent.rank();
-                futures.add(pool.submit(() -> parent.split(layout.color(rank), rank).orElseThrow(() ->
+                futures.add(pool.submit(() -> parent.split(layout.color(rank), layout.splitKey(rank)).orElseThrow(() ->
                         new FlexLinkException(Result.INTERNAL_ERROR, "split: rank " + rank + " got no communicator "
                                 + "for color " + layout.color(rank)))));
             }

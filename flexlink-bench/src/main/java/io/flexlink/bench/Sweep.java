@@ -56,7 +56,7 @@ final class Sweep {
         List<PerfOp> ops = o.rowOps();
         List<Integer> roots = o.rowRoots();
         ResultTable table = new ResultTable(out, p.meter.auxPaths(), o.check > 0, p.baselines.raw != null,
-                o.perIter == 1);
+                o.perIter == 1).cpuTime(o.reportCputime == 1);
         table.header();
         long total = (long) o.types.size() * ops.size() * roots.size() * sizes.size() * Math.max(1, o.cycles);
         long index = 0;

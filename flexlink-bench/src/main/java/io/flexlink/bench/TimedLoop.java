@@ -23,11 +23,17 @@ final class TimedLoop {
     static final class Times {
         /** Wall time of one call, seconds. */
         final double seconds;
+        /**
+         * Host time of one call (-C): the loop's enqueueing, the final wait left out (-z 3: its iterations,
+         * barriers left out; -G: the launches), over {@code -n x -m}, as nccl-tests' cputime.
+         */
+        final double cpuSeconds;
         /** Per iteration, the slowest of this thread's ranks (event time over -m), or null without -I. */
         final double[] iterations;
 
-        Times(double seconds, double[] iterations) {
+        Times(double seconds, double cpuSeconds, double[] iterations) {
             this.seconds = seconds;
+            this.cpuSeconds = cpuSeconds;
             this.iterations = iterations;
         }
     }
@@ -95,12 +101,14 @@ final class TimedLoop {
         if (perIter && !paired) {
             record(call.ws, from, to, iters, eventCount);
         }
+        long enqueued = blocking == 3 ? collOnly : System.nanoTime() - t0;
         if (blocking == 0 || blocking == 3) {
             wait.await(from, to); // nccl-tests' completeColl; -z 1 and 2 waited already
         }
         long elapsed = blocking == 3 ? collOnly : System.nanoTime() - t0;
-        double seconds = elapsed / 1e9 / ((double) iters * agg);
-        return new Times(seconds, perIter ? iterations(call.ws, from, to, iters, eventCount, paired) : null);
+        double calls = (double) iters * agg;
+        return new Times(elapsed / 1e9 / calls, enqueued / 1e9 / calls,
+                perIter ? iterations(call.ws, from, to, iters, eventCount, paired) : null);
     }
 
     /** -G: the iterations captured once per rank, then -G launches of the graphs timed. */
@@ -122,9 +130,12 @@ final class TimedLoop {
             threads.barrier();
             long t0 = System.nanoTime();
             GraphCapture.launch(graphs, call.ws, from, graphLaunches);
+            long launched = System.nanoTime() - t0;
             wait.await(from, to);
             long elapsed = System.nanoTime() - t0;
-            return new Times(elapsed / 1e9 / ((double) iters * agg * graphLaunches), null);
+            // nccl-tests' cputime of -G: the launches over -n x -m (not over -G too, unlike the time)
+            return new Times(elapsed / 1e9 / ((double) iters * agg * graphLaunches), launched / 1e9 / ((double) iters * agg),
+                    null);
         } finally {
             GraphCapture.close(graphs);
         }

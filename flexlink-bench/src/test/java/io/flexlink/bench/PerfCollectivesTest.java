@@ -343,7 +343,7 @@ class PerfCollectivesTest {
             PerfOptions o = new PerfOptions();
             RowBench bench = new RowBench(o, ws, threads, new StreamWait(ws, 0), null, new DataCheck(backend), null,
                     System.err);
-            RowBench.Measured ms = new RowBench.Measured(1e-3, null);
+            RowBench.Measured ms = new RowBench.Measured(1e-3, 1e-3, null);
             // 1 MiB of floats on 4 ranks, 1 ms; hand-computed from nccl-tests' *GetBw:
             // alltoall, gather, scatter: count x n x 4 B / 1 ms = 65536 x 4 x 4 / 1e6 = 1.048576 GB/s, busbw x 3/4
             // sendrecv: count x 4 B / 1 ms = 262144 x 4 / 1e6 = 1.048576, busbw = algbw

@@ -59,6 +59,46 @@ class PerfFlagsTest {
         assertEquals(rows, o.rows().size(), o::toString);
     }
 
+    /**
+     * -C 1, as nccl-tests' report_cputime: the time columns read cputime and hold the host's time of enqueueing a
+     * call, without the wait for the streams; with the link emulated slow the calls take far longer than that,
+     * so the cputime is far below the time (and algbw and busbw stay the wall time's).
+     */
+    @Test
+    void reportCputimeShowsTheHostsTimeNotTheWallTime() throws Exception {
+        String line = "all_reduce -b 256K -e 256K -g 2 --backend host --paths primary -c 0 -n 4 -w 1 --emulate primary:20MB/s "
+                + "--json ";
+        PerfMainTest.Outcome wall = perf(line + tmp.resolve("wall.json"));
+        PerfMainTest.Outcome cpu = perf(line + tmp.resolve("cpu.json") + " -C 1");
+        assertEquals(0, wall.code, wall::toString);
+        assertEquals(0, cpu.code, cpu::toString);
+        String header = ResultTable.ncclHeader(false, "cputime")[1].stripTrailing();
+        assertTrue(cpu.out.lines().anyMatch(l -> l.startsWith(header)), header + "\n" + cpu);
+        assertTrue(!wall.out.contains("cputime"), wall::toString);
+        Map<String, Object> w = firstRun(json(tmp.resolve("wall.json")));
+        Map<String, Object> c = firstRun(json(tmp.resolve("cpu.json")));
+        double wallUs = ((Number) w.get("time")).doubleValue();
+        double cpuUs = ((Number) c.get("cpu_time")).doubleValue();
+        assertTrue(!c.containsKey("time") && !w.containsKey("cpu_time"), c + " / " + w);
+        // 256 KB at an emulated 20 MB/s: milliseconds a call on the wire, microseconds to enqueue it
+        assertTrue(wallUs > 2000, "wall time " + wallUs + " us");
+        assertTrue(cpuUs < wallUs / 4, "cputime " + cpuUs + " us against the wall time's " + wallUs + " us");
+        assertTrue(((Number) c.get("alg_bw")).doubleValue() < 1.0, "algbw stays the wall time's: " + c);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> firstRun(Map<String, Object> report) {
+        List<Object> results = (List<Object>) report.get("results");
+        return (Map<String, Object>) ((Map<String, Object>) results.get(0)).get("out_of_place");
+    }
+
+    /** A sweep that stops short of -e (8, 128, 2K, 32K for -e 64K): the warm-up still doubles up to 64K, in buffers for it. */
+    @Test
+    void aSweepThatStopsShortOfTheEndStillWarmsUpToIt() {
+        ok(perf("all_reduce -b 8 -e 64K -f 16 -g 1 --backend host -c 1 -n 2"), 4);
+        ok(perf("all_gather -b 8 -e 64K -f 16 -g 2 --backend host -c 1 -n 2"), 4);
+    }
+
     @Test
     void theHeaderIsNcclTestsWithTheVersionAndUnalignLines() {
         PerfMainTest.Outcome o = perf("all_gather -b 1K -e 1K -g 2 -n 1 --backend host --paths primary");

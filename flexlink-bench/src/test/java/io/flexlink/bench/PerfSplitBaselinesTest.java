@@ -92,4 +92,20 @@ class PerfSplitBaselinesTest {
             assertTrue((Double) r.get("vs") > 0 && (Double) r.get("prim") > 0, r::toString);
         }
     }
+
+    /**
+     * The form that verifies the raw NCCL split on a single GPU (with --backend cuda there): one rank split
+     * into a sub-communicator of one. The options are accepted and the baseline runs split, here on the host
+     * ring; on CUDA the same plan ({@link RawNcclPlan}) reaches ncclCommSplit.
+     */
+    @Test
+    void oneRankSplitIntoOneIsAcceptedWithTheBaseline() {
+        PerfMainTest.Outcome o = PerfRefusalsTest.perf(Map.of(TestsSplit.SPLIT, "AND 0"), PerfSplitTest.args(
+                "all_reduce -b 1K -e 4K -f 4 -g 1 --backend host -c 1 -n 2 --baseline"));
+        assertEquals(PerfMain.EXIT_OK, o.code, o::toString);
+        assertTrue(o.out.contains("# Split: NCCL_TESTS_SPLIT=AND 0 (color = rank & 0x0): 1 sub-communicator of 1 rank"),
+                o::toString);
+        assertTrue(o.out.contains("# Baseline: host ring"), o::toString);
+        assertEquals(List.of(0), PerfSplitTest.groups(o), o::toString);
+    }
 }

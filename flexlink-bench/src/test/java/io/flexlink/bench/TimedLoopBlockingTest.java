@@ -67,32 +67,12 @@ class TimedLoopBlockingTest {
     }
 
     /** One rank's calls as done marks on its stream, each behind the gate when there is one. */
-    private static final class MarkingTarget implements CallTarget {
-        final Workspace ws;
-        final PinnedMemory marks;
-        final PinnedMemory gate;
-        final RuntimeStream opener;
+    private static final class MarkingTarget extends GatedMarkingTarget {
         final List<Integer> previousMark = new ArrayList<>();
         int calls;
 
         MarkingTarget(Workspace ws, PinnedMemory marks, PinnedMemory gate, HostBackend backend) {
-            this.ws = ws;
-            this.marks = marks;
-            this.gate = gate;
-            this.opener = gate == null ? null : backend.createStream(0, "gate");
-        }
-
-        @Override
-        public String label() {
-            return "marking";
-        }
-
-        @Override
-        public void groupStart() {
-        }
-
-        @Override
-        public void groupEnd() {
+            super(ws, marks, gate, backend);
         }
 
         @Override
@@ -108,22 +88,6 @@ class TimedLoopBlockingTest {
             s.writeValue32(marks, 4L * k, 1);
             if (gate != null && k == ITERS - 1) {
                 opener.writeValue32(gate, 0, 1); // another stream opens it: the loop's own waits could not
-            }
-        }
-
-        @Override
-        public AutoCloseable registerBuffer(int r, long address, long bytes) {
-            return null;
-        }
-
-        @Override
-        public void abort() {
-        }
-
-        @Override
-        public void close() {
-            if (opener != null) {
-                opener.close();
             }
         }
     }

@@ -183,16 +183,23 @@ final class CallWatch implements AutoCloseable {
         if (closed) {
             return null;
         }
-        if (head < tail && knownDone < tail && ring[(int) ((tail - 1) & (ring.length - 1))].done.isComplete()) {
-            knownDoneFrom = runStart;
-            knownDone = tail;
+        // asked once: when the newest is not complete yet, the walk below does not ask it again
+        boolean newestNotDone = false;
+        if (head < tail && knownDone < tail) {
+            if (ring[(int) ((tail - 1) & (ring.length - 1))].done.isComplete()) {
+                knownDoneFrom = runStart;
+                knownDone = tail;
+            } else {
+                newestNotDone = true;
+            }
         }
         while (head < tail) {
             CallRecord r = ring[(int) (head & (ring.length - 1))];
             if (r.startedAt == CallRecord.NOT_SEEN) {
                 r.startedAt = Math.max(r.enqueuedAt, confirmedAt);
             }
-            boolean done = head >= knownDoneFrom && head < knownDone || r.done.isComplete();
+            boolean done = head >= knownDoneFrom && head < knownDone
+                    || !(newestNotDone && head == tail - 1) && r.done.isComplete();
             if (!done) {
                 return r;
             }

@@ -179,8 +179,10 @@ public final class CommunicatorFactory {
 
     private static Communicator create(CreationLog log, Backend backend, FlexLinkConfig config,
                                        RankExchange exchange, int nranks, int rank, int device) {
-        // every rank must split identically: refuse ranks configured differently
-        byte[][] digests = exchange.allGather(digest(config).getBytes(StandardCharsets.UTF_8));
+        // every rank must split identically, and the primary's ranks agree on how it is made (NCCL works its
+        // channels out from each rank's own config): refuse ranks configured differently
+        String digest = digest(config) + " primary=" + backend.primaryTransport().describe();
+        byte[][] digests = exchange.allGather(digest.getBytes(StandardCharsets.UTF_8));
         for (int r = 0; r < nranks; r++) {
             if (!Arrays.equals(digests[r], digests[0])) {
                 throw new FlexLinkException(Result.INVALID_USAGE, "configuration: rank " + r + " has "

@@ -176,7 +176,7 @@ public final class FlexCommunicator extends ParentCommunicator {
         lock.lock();
         try {
             life.checkUsable();
-            PreMulSumOp pm = preMul == null ? null : PreMulSumOp.check(preMul, this, type, backend, device);
+            PreMulSumOp pm = preMul == null ? null : checkPreMulSum(preMul, type);
             FlexLinkException enqueueFailed = launcher.workerFailure();
             if (enqueueFailed != null) {
                 throw health.fail(enqueueFailed); // the peers are told; every later call throws it

@@ -140,8 +140,8 @@ public abstract class ParentCommunicator extends CollectiveApi {
      * Refuses (INVALID_ARGUMENT naming {@code op}) an operation of another communicator, a destroyed one, one
      * made for another type, or a device scalar that is no longer live memory of this rank's device.
      */
-    protected final void checkPreMulSum(PreMulSum op, DataType type) {
-        PreMulSumOp.check(op, this, type, scalars, device);
+    protected final PreMulSumOp checkPreMulSum(PreMulSum op, DataType type) {
+        return PreMulSumOp.check(op, this, type, scalars, device);
     }
 
     /** A checked operation's host scalar as raw bits of its type (unused where {@link #preMulSumAddress} is not 0). */

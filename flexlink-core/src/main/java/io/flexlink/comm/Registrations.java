@@ -3,7 +3,6 @@ package io.flexlink.comm;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Registration;
 import io.flexlink.Result;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -14,14 +13,13 @@ import org.slf4j.LoggerFactory;
  * closing a handle removes it, then undoes what the communicator registered below it (the primary transport's
  * registration, or a multi-node communicator's with its node's communicator and rail); the communicator's close
  * or abort closes what is left, newest first, and refuses later registrations. Its monitor guards the list only:
- * the undoing runs outside it, since it takes the communicator's call lock.
+ * the undoing runs outside it ({@link OpenHandles}), since it takes the communicator's call lock.
  */
 final class Registrations {
     private static final Logger LOG = LoggerFactory.getLogger(Registrations.class);
 
     private final String owner;
-    private final List<Handle> open = new ArrayList<>();
-    private boolean closed;
+    private final OpenHandles<Handle> open = new OpenHandles<>();
 
     Registrations(String owner) {
         this.owner = owner;
@@ -34,14 +32,7 @@ final class Registrations {
     Registration add(long address, long bytes, AutoCloseable undo) {
         boolean withPrimary = undo instanceof Registration r ? r.withPrimary() : undo != null;
         Handle h = new Handle(address, bytes, undo, withPrimary);
-        boolean late;
-        synchronized (this) {
-            late = closed;
-            if (!late) {
-                open.add(h);
-            }
-        }
-        if (late) {
+        if (!open.add(h)) {
             h.close();
             throw new FlexLinkException(Result.INVALID_USAGE, owner + ": closed while the buffer was registered");
         }
@@ -50,22 +41,18 @@ final class Registrations {
         return h;
     }
 
-    synchronized List<Registration> open() {
-        return List.copyOf(open);
+    List<Registration> open() {
+        return List.copyOf(open.open());
     }
 
     /** At the communicator's close or abort: every open registration, newest first; idempotent. */
     void closeAll() {
-        List<Handle> left;
-        synchronized (this) {
-            closed = true;
-            left = new ArrayList<>(open);
-        }
-        for (int i = left.size() - 1; i >= 0; i--) {
+        List<Handle> left = open.closeAll();
+        for (Handle h : left) {
             try {
-                left.get(i).close();
+                h.close();
             } catch (FlexLinkException e) {
-                LOG.debug("INIT {}: deregistering 0x{} at close: {}", owner, Long.toHexString(left.get(i).address),
+                LOG.debug("INIT {}: deregistering 0x{} at close: {}", owner, Long.toHexString(h.address),
                         e.getMessage());
             }
         }
@@ -74,9 +61,6 @@ final class Registrations {
         }
     }
 
-    private synchronized void remove(Handle h) {
-        open.remove(h);
-    }
 
     private final class Handle implements Registration {
         private final long address;
@@ -118,7 +102,7 @@ final class Registrations {
             if (!closed.compareAndSet(false, true)) {
                 return;
             }
-            remove(this);
+            open.remove(this);
             if (undo == null) {
                 return;
             }

@@ -11,7 +11,6 @@ import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.OneSided;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.validate.Validator;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -23,8 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class Windows {
     private final ParentCommunicator owner;
-    private final List<Handle> open = new ArrayList<>();
-    private boolean closed;
+    private final OpenHandles<Handle> open = new OpenHandles<>();
 
     Windows(ParentCommunicator owner) {
         this.owner = owner;
@@ -39,18 +37,15 @@ final class Windows {
             usable(calls, whyNone, "registerWindow");
             return new Handle(address, bytes, flags, calls.registerWindow(address, bytes, flags));
         });
-        synchronized (this) {
-            if (!closed) {
-                open.add(h);
-                return h;
-            }
+        if (open.add(h)) {
+            return h;
         }
         h.closed.set(true); // the communicator closed meanwhile, and NCCL's window with it
         throw new FlexLinkException(Result.INVALID_USAGE, who() + ": closed while the window was registered");
     }
 
-    synchronized List<Window> open() {
-        return List.copyOf(open);
+    List<Window> open() {
+        return List.copyOf(open.open());
     }
 
     void putSignal(long src, long count, DataType type, int peer, Window peerWindow, long peerOffset, int signal,
@@ -133,13 +128,7 @@ final class Windows {
      * every open window closed without NCCL; later registrations refused.
      */
     void closeAll() {
-        List<Handle> left;
-        synchronized (this) {
-            closed = true;
-            left = new ArrayList<>(open);
-            open.clear();
-        }
-        for (Handle h : left) {
+        for (Handle h : open.closeAll()) {
             h.closed.set(true);
         }
     }
@@ -242,9 +231,7 @@ final class Windows {
             if (!closed.compareAndSet(false, true)) {
                 return;
             }
-            synchronized (Windows.this) {
-                open.remove(this);
-            }
+            open.remove(this);
             owner.oneSided((backend, calls, whyNone) -> {
                 calls.deregisterWindow(nccl);
                 return null;

@@ -42,6 +42,9 @@ public final class EnqueueWorker implements AutoCloseable {
     private final RuntimeEvent[] forks;
     /** Per ring slot, path and stream: recorded once the path's work of that call is enqueued. */
     private final RuntimeEvent[][][] done;
+    /** The ring slot of the call this thread is enqueueing, for {@link #slotJoins}; this thread's alone. */
+    private int slot;
+    private final AuxiliaryLaunch.Joins slotJoins = this::doneEvent;
     private final Thread thread;
     /** The thread that handed the latest call over: woken if this thread fails. */
     private volatile Thread caller;
@@ -176,27 +179,14 @@ public final class EnqueueWorker implements AutoCloseable {
         }
     }
 
+    private RuntimeEvent doneEvent(int path, int stream) {
+        return done[slot][path][stream];
+    }
+
     private void enqueue(CallPlan p, long seq) {
         CollectiveCall c = p.call;
-        int slot = (int) (seq % RING);
-        RuntimeEvent fork = forks[slot];
-        long offset = p.lengths[0];
-        for (int i = 0; i < aux.length; i++) {
-            long n = p.lengths[i + 1];
-            if (n == 0) {
-                continue;
-            }
-            RuntimeStream[] ps = aux[i].streams();
-            for (RuntimeStream s : ps) {
-                s.waitEvent(fork);
-            }
-            aux[i].enqueue(c, offset, n);
-            for (int k = 0; k < ps.length; k++) {
-                ps[k].record(done[slot][i][k]);
-            }
-            offset += n;
-            counters.add(i + 1, n * c.type.size());
-        }
+        slot = (int) (seq % RING);
+        AuxiliaryLaunch.enqueue(aux, counters, p, forks[slot], slotJoins);
         c.stream = null; // no reference to a caller's stream outlives the hand-over
     }
 

@@ -10,7 +10,7 @@ import io.flexlink.plan.SplitPlanner;
 import io.flexlink.Collective;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PeerOps;
-import io.flexlink.runtime.Scratch;
+import io.flexlink.runtime.ReusedScratch;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import org.slf4j.Logger;
@@ -36,10 +36,12 @@ public final class Launcher implements AutoCloseable {
     private final CallTimer timer;
     private final RuntimeEvent fork;
     private final RuntimeEvent[][] joins;
+    /** The plan whose auxiliary part is being enqueued on this thread, for {@link #joinsOfPlan}. */
+    private CallPlan joining;
+    /** Its join events: the timer's for a timed call, else {@link #joins} (made once: nothing per call). */
+    private final AuxiliaryLaunch.Joins joinsOfPlan = (i, k) -> join(joining, i, k);
     /** An in-place AlltoAll's input, copied aside first (every rank's block is read after its own arrives). */
-    private final Scratch inPlaceInput;
-    private final RuntimeEvent inPlaceRead;
-    private boolean inPlaceUsed;
+    private final ReusedScratch inPlaceInput;
     private final PreScaledInputs preScaled;
     private final PeerOps exchange = new PeerOps();
     /** Null when the auxiliary paths are enqueued on the caller's thread. */
@@ -58,8 +60,7 @@ public final class Launcher implements AutoCloseable {
         this.timer = timer;
         this.fork = backend.createEvent(device, false);
         this.worker = enqueueThread && aux.length > 0 ? new EnqueueWorker(backend, device, rank, aux, counters) : null;
-        this.inPlaceInput = new Scratch(backend, device);
-        this.inPlaceRead = backend.createEvent(device, false);
+        this.inPlaceInput = new ReusedScratch(backend, device);
         this.preScaled = new PreScaledInputs(backend, device, ranks);
         this.joins = new RuntimeEvent[aux.length][];
         for (int i = 0; i < aux.length; i++) {
@@ -158,23 +159,9 @@ public final class Launcher implements AutoCloseable {
             return;
         }
         CollectiveCall c = p.call;
-        long offset = p.lengths[0];
-        for (int i = 0; i < aux.length; i++) {
-            long n = p.lengths[i + 1];
-            if (n == 0) {
-                continue;
-            }
-            RuntimeStream[] ps = aux[i].streams();
-            for (RuntimeStream s : ps) {
-                s.waitEvent(fork);
-            }
-            aux[i].enqueue(c, offset, n);
-            for (int k = 0; k < ps.length; k++) {
-                ps[k].record(join(p, i, k));
-            }
-            offset += n;
-            counters.add(i + 1, n * c.type.size());
-        }
+        joining = p;
+        AuxiliaryLaunch.enqueue(aux, counters, p, fork, joinsOfPlan);
+        joining = null;
         for (int i = 0; i < aux.length; i++) {
             if (p.lengths[i + 1] > 0) {
                 for (int k = 0; k < aux[i].streams().length; k++) {
@@ -188,10 +175,7 @@ public final class Launcher implements AutoCloseable {
     private void stageInPlaceInput(CallPlan p) {
         CollectiveCall c = p.call;
         long bytes = c.bytes(ranks);
-        long copy = inPlaceInput.ensure(Math.max(1, bytes));
-        if (inPlaceUsed && !captured(p)) {
-            c.stream.waitEvent(inPlaceRead); // the last call that read it may have run on another stream
-        }
+        long copy = inPlaceInput.fill(bytes, c.stream, captured(p));
         c.stream.copy(copy, c.send, bytes);
         c.send = copy;
         p.stagedInput = true;
@@ -200,9 +184,8 @@ public final class Launcher implements AutoCloseable {
     /** After every path's work of {@code p} is on (or joined into) the caller's stream. */
     public void done(CallPlan p) {
         preScaled.done(p);
-        if (p.stagedInput && !captured(p)) {
-            p.call.stream.record(inPlaceRead);
-            inPlaceUsed = true;
+        if (p.stagedInput) {
+            inPlaceInput.read(p.call.stream, captured(p));
         }
     }
 
@@ -330,7 +313,6 @@ public final class Launcher implements AutoCloseable {
             worker.close();
         }
         fork.close();
-        inPlaceRead.close();
         inPlaceInput.close();
         preScaled.close();
         for (RuntimeEvent[] es : joins) {

@@ -5,9 +5,8 @@ import io.flexlink.path.CollectiveCall;
 import io.flexlink.plan.CallPlan;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PinnedMemory;
-import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
-import io.flexlink.runtime.Scratch;
+import io.flexlink.runtime.ReusedScratch;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -33,22 +32,17 @@ final class PreScaledInputs implements AutoCloseable {
     private final List<Slot> slots = new ArrayList<>();
 
     private static final class Slot implements AutoCloseable {
-        final Scratch input;
-        final RuntimeEvent read;
+        final ReusedScratch input;
         final PinnedMemory scalar;
-        /** True once {@link #read} was recorded after a call's last read. */
-        boolean used;
 
         Slot(Backend backend, int device) {
-            this.input = new Scratch(backend, device);
-            this.read = backend.createEvent(device, false);
+            this.input = new ReusedScratch(backend, device);
             this.scalar = backend.allocatePinned(8);
         }
 
         @Override
         public void close() {
             input.close();
-            read.close();
             scalar.close();
         }
     }
@@ -69,10 +63,8 @@ final class PreScaledInputs implements AutoCloseable {
         RuntimeStream stream = c.stream;
         long elements = c.collective == Collective.REDUCE_SCATTER ? c.count * ranks : c.count;
         int size = c.type.size();
-        long dst = s.input.ensure(Math.max(1, elements * size));
-        if (s.used && !Launcher.captured(p)) {
-            stream.waitEvent(s.read); // the last call of this position may have run on another stream
-        }
+        // the scalar's word is this position's too: the same wait keeps it from being rewritten under a reader
+        long dst = s.input.fill(elements * size, stream, Launcher.captured(p));
         long scalar = c.scalarAddress;
         if (scalar == 0) {
             stream.writeValue32(s.scalar, 0, (int) c.scalarBits); // little-endian: the element's low bytes first
@@ -88,10 +80,8 @@ final class PreScaledInputs implements AutoCloseable {
 
     /** After every path's work of {@code p} is on (or joined into) the caller's stream. */
     void done(CallPlan p) {
-        if (p.preScaled && !Launcher.captured(p)) {
-            Slot s = slots.get(p.index);
-            p.call.stream.record(s.read);
-            s.used = true;
+        if (p.preScaled) {
+            slots.get(p.index).input.read(p.call.stream, Launcher.captured(p));
         }
     }
 

@@ -87,6 +87,44 @@ class InitRankTest {
         }
     }
 
+    /**
+     * Ranks whose primary transports are made differently (a tuned NCCL on one rank, say) are refused at creation,
+     * on every rank, with both descriptions in the message: NCCL works its channels out from each rank's own config.
+     */
+    @Test
+    void ranksWhosePrimaryIsMadeDifferentlyAreRefused() throws Exception {
+        FlexLinkConfig quick = FlexLinkConfig.builder().set(FlexLinkConfig.INIT_TIMEOUT, "20s").build();
+        try (HostBackend backend = new HostBackend(quick)) {
+            io.flexlink.runtime.PrimaryTransport real = backend.primaryTransport();
+            io.flexlink.runtime.Backend tuned = new io.flexlink.runtime.ForwardingBackend(backend) {
+                @Override
+                public io.flexlink.runtime.PrimaryTransport primaryTransport() {
+                    return (io.flexlink.runtime.PrimaryTransport) java.lang.reflect.Proxy.newProxyInstance(
+                            getClass().getClassLoader(), new Class<?>[] {io.flexlink.runtime.PrimaryTransport.class},
+                            (proxy, m, args) -> m.getName().equals("describe") ? "host ring (tuned)"
+                                    : m.invoke(real, args));
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+            UniqueId id = FlexLink.getUniqueId();
+            ExecutorService pool = Executors.newFixedThreadPool(2);
+            Future<Communicator> a = pool.submit(() -> FlexLink.initRank(backend, quick, 2, id, 0, 0));
+            Future<Communicator> b = pool.submit(() -> FlexLink.initRank(tuned, quick, 2, id, 1, 1));
+            for (Future<Communicator> f : List.of(a, b)) {
+                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, f::get);
+                FlexLinkException cause = (FlexLinkException) e.getCause();
+                assertEquals(Result.INVALID_USAGE, cause.result());
+                String m = cause.getMessage();
+                assertTrue(m.contains("configuration: rank 1 has") && m.contains("primary=host ring (tuned) but rank 0")
+                        && m.contains("primary=host ring; every rank"), m);
+            }
+            pool.shutdown();
+        }
+    }
+
     @Test
     void uniqueIdRejectsForeignBytes() {
         FlexLinkException e = assertThrows(FlexLinkException.class, () -> UniqueId.fromBytes(new byte[128]));

@@ -112,6 +112,26 @@ class CallWatchRingTest {
         }
     }
 
+    /** A watchdog round over one unfinished call asks its event once (it is the newest and the oldest at once). */
+    @Test
+    void aRoundAsksAnUnfinishedCallOnce() {
+        try (HostBackend host = new HostBackend(FlexLinkConfig.builder().build())) {
+            AtomicInteger queries = new AtomicInteger();
+            CallWatch watch = new CallWatch(countingQueries(host, queries), 0, 1_000_000_000L);
+            RuntimeStream s = unwrapping(host.createStream(0, "user"));
+            PinnedMemory gate = host.allocatePinned(64);
+            s.waitValue32(gate, 0, 1);
+            watch.record(s, Collective.ALL_REDUCE, 2, DataType.FLOAT32, 0);
+            assertEquals(null, watch.overdue(1), "not overdue yet");
+            assertEquals(1, queries.get(), "one question about the one unfinished call");
+            gate.writeCounter(0, 1);
+            s.synchronize();
+            assertEquals(null, watch.overdue(2));
+            s.close();
+            gate.close();
+        }
+    }
+
     @Test
     void finishedCallsAreRetiredInsteadOfGrowingTheRing() {
         try (HostBackend host = new HostBackend(FlexLinkConfig.builder().build())) {

@@ -19,15 +19,16 @@ import org.bytedeco.javacpp.PointerPointer;
 /**
  * {@code ncclCommSplit} and {@code ncclCommShrink} ({@link FacadeShrink}) behind {@link FlexNccl}:
  * {@link Communicator#split} or {@link Communicator#shrink} of the parent's FlexLink communicator, the child
- * registered under a handle of its own. ncclCommSplit's {@code config} is not read (the child has the parent's
- * FlexLink configuration and NCCL tuning, whose backend it is made on, as NCCL's child inherits with a NULL
- * config; splitShare would not apply anyway: the child's NCCL primary is made afresh, not by ncclCommSplit). Outside a group the calling thread's rank
+ * registered under a handle of its own. ncclCommSplit's {@code config} gives the child its blocking and commName
+ * (NULL: the parent's); the child always has the parent's FlexLink configuration and NCCL tuning, whose backend
+ * it is made on (splitShare would not apply: the child's NCCL primary is made afresh, not by ncclCommSplit).
+ * Outside a group the calling thread's rank
  * splits at once (every rank calls from its own thread, as NCCL requires there). Inside a group NCCL defers the
  * split to the outermost {@code ncclGroupEnd}, which is how one thread splits the several ranks it drives; the
  * facade does the same: the splits this thread recorded run there, each on a thread of its own (they wait for
- * each other), and {@code newcomm} stays NULL until then. A non-blocking one (the parent's blocking = 0, which a
- * split's child inherits, or a shrink's or grow's config) runs in the background: its handle is written at once
- * and answers ncclInProgress until the child is made, as a non-blocking ncclCommInitRankConfig's.
+ * each other), and {@code newcomm} stays NULL until then. A non-blocking one (its config's blocking = 0, or with a
+ * NULL config the parent's) runs in the background: its handle is written at once and answers ncclInProgress
+ * until the child is made, as a non-blocking ncclCommInitRankConfig's.
  */
 final class FacadeSplit {
     /** Makes this rank's child of a parent (empty: no child here). */

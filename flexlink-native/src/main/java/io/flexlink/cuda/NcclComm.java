@@ -8,6 +8,7 @@ import io.flexlink.runtime.BlockTransfers;
 import io.flexlink.runtime.PeerOps;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.ReusedScratch;
 import io.flexlink.runtime.Scratch;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
@@ -54,10 +55,7 @@ final class NcclComm implements PrimaryComm {
     private final RawPointer recvPtr = new RawPointer();
     private final Scratch scratch;
     /** Each rank's input divided by the rank count, for an fp8 AVG (see {@link #averaged}). */
-    private final Scratch prescaled;
-    /** Recorded after the collective that read {@link #prescaled}; the next prescale waits for it. */
-    private final CudaEvent prescaledRead;
-    private boolean prescaledInUse;
+    private final ReusedScratch prescaled;
     private boolean stridedByRoots = stridedDefault;
     private final PeerOps blocks = new PeerOps();
     private volatile boolean aborted;
@@ -70,8 +68,7 @@ final class NcclComm implements PrimaryComm {
         this.size = size;
         this.device = device;
         this.scratch = new Scratch(backend, device);
-        this.prescaled = new Scratch(backend, device);
-        this.prescaledRead = CudaEvent.create(device, false);
+        this.prescaled = new ReusedScratch(backend, device);
         this.oneSided = new NcclOneSided(comm, rank, size, device, () -> closed || aborted);
     }
 
@@ -129,10 +126,7 @@ final class NcclComm implements PrimaryComm {
             return send;
         }
         int sz = type.size();
-        long tmp = prescaled.ensure(Math.max(1, rows * count * sz));
-        if (prescaledInUse && !stream.isCapturing()) {
-            stream.waitEvent(prescaledRead); // the last call that read it may run on another stream
-        }
+        long tmp = prescaled.fill(rows * count * sz, stream, stream.isCapturing());
         for (int r = 0; r < rows; r++) {
             stream.scale(tmp + r * count * sz, send + r * stride * sz, count, type, 0, size);
         }
@@ -141,9 +135,8 @@ final class NcclComm implements PrimaryComm {
 
     /** After the collective that read an {@link #averaged} input. */
     private void averageDone(long input, long send, RuntimeStream stream) {
-        if (input != send && !stream.isCapturing()) {
-            stream.record(prescaledRead);
-            prescaledInUse = true;
+        if (input != send) {
+            prescaled.read(stream, stream.isCapturing());
         }
     }
 
@@ -392,6 +385,5 @@ final class NcclComm implements PrimaryComm {
         }
         scratch.close();
         prescaled.close();
-        prescaledRead.close();
     }
 }

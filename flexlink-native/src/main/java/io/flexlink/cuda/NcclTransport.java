@@ -163,19 +163,23 @@ final class NcclTransport implements PrimaryTransport {
             NcclErrors.check(nccl.ncclGetUniqueId(id), "ncclGetUniqueId", null);
             NcclErrors.check(nccl.ncclGroupStart(), "ncclGroupStart", null);
             int rc = nccl.ncclSuccess;
+            int end;
+            boolean launched = false;
             String what = null;
-            for (int r = 0; r < n && rc == nccl.ncclSuccess; r++) {
-                comms[r] = new ncclComm();
-                Devices.enter(devices[r]);
-                rc = nccl.ncclCommInitRankConfig(comms[r], n, id, r, config);
-                what = "ncclCommInitRankConfig(rank " + r + "/" + n + ", device " + devices[r] + ")";
-            }
-            int end = nccl.ncclGroupEnd(); // ends the group whatever an init answered
-            if (rc != nccl.ncclSuccess || end != nccl.ncclSuccess) {
-                for (ncclComm c : comms) {
-                    if (c != null && !c.isNull()) {
-                        nccl.ncclCommAbort(c); // what the group made before the failure
-                    }
+            try {
+                for (int r = 0; r < n && rc == nccl.ncclSuccess; r++) {
+                    comms[r] = new ncclComm();
+                    Devices.enter(devices[r]);
+                    rc = nccl.ncclCommInitRankConfig(comms[r], n, id, r, config);
+                    what = "ncclCommInitRankConfig(rank " + r + "/" + n + ", device " + devices[r] + ")";
+                }
+                launched = true;
+            } finally {
+                // ends the group whatever an init answered or threw: a group left open would defer every later
+                // NCCL call of this thread for ever
+                end = nccl.ncclGroupEnd();
+                if (!launched || rc != nccl.ncclSuccess || end != nccl.ncclSuccess) {
+                    abortMade(comms);
                 }
             }
             NcclErrors.check(rc, what, null);
@@ -192,6 +196,15 @@ final class NcclTransport implements PrimaryTransport {
         }
         LOG.debug("INIT {} grouped ncclCommInitRankConfig over {} device(s)", description, n);
         return out;
+    }
+
+    /** Aborts what a failed group made (an init that never ran leaves its handle NULL). */
+    private static void abortMade(ncclComm[] comms) {
+        for (ncclComm c : comms) {
+            if (c != null && !c.isNull()) {
+                nccl.ncclCommAbort(c);
+            }
+        }
     }
 
     private static void captured(NcclComm c) {

@@ -22,6 +22,12 @@ final class NcclTunedBackend extends ForwardingBackend {
         return transport;
     }
 
+    /** The tuning cache's key: shares learned with one NCCL tuning are not another's. */
+    @Override
+    public String fingerprint() {
+        return super.fingerprint() + "|nccl=" + transport.tuning().describe();
+    }
+
     /** The backend stays its opener's. */
     @Override
     public void close() {

@@ -11,7 +11,8 @@ import io.flexlink.Result;
  * core API on the CUDA backend gives them through {@link CudaBackend#tuned(NcclTuning)}. {@link #UNDEF} (NULL for
  * {@code netName}) leaves a field to NCCL (its environment variable, then its own choice), as
  * NCCL_CONFIG_UNDEF_INT does; {@link #DEFAULT} leaves every one. The checks are NCCL's, made once, here:
- * a field is UNDEF or in its range; CTAPolicy, trafficClass and netName are not checked (NCCL does not either).
+ * a field is UNDEF or in its range; CTAPolicy, trafficClass and netName are left to NCCL, which judges them (a
+ * CTAPolicy it does not know, say) when it creates the primary.
  * {@code blocking}, {@code commName}, {@code splitShare} and {@code shrinkShare} are not here: FlexLink's
  * primary is always created blocking (its calls would otherwise answer ncclInProgress, which FlexLink does not
  * poll for), and is never split or shrunk by NCCL (docs/migration.md).

@@ -218,6 +218,6 @@ class FacadeTuningTest {
         assertTrue(e.getMessage().contains("config.minCTAs: 8 is more than maxCTAs 4"), e.getMessage());
         e = assertThrows(FlexLinkException.class, () -> NcclTuning.DEFAULT.netName("a\0b"));
         assertTrue(e.getMessage().contains("config.netName"), e.getMessage());
-        assertEquals(-5, NcclTuning.DEFAULT.ctaPolicy(-5).trafficClass(-6).ctaPolicy(), "NCCL checks neither");
+        assertEquals(-5, NcclTuning.DEFAULT.ctaPolicy(-5).trafficClass(-6).ctaPolicy(), "left to NCCL at creation");
     }
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The GPU-tagged tests on a CUDA host with the project bundled by ../shared/gpu-host/pack (run from the
+# project root there), in two JVMs so that one crash cannot hide the rest: the classes that make
+# communicators of their own (captures, NVSHMEM, the facade's registrations) first, then every other class.
+# Logs under $OUT (or ./gpu-results); the summary lines of both runs on stdout.
+#   bash scripts/gpu-suite.sh
+set -uo pipefail
+OUT=${OUT:-gpu-results}; mkdir -p "$OUT"
+export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
+first=(cuda.PreMulSumGpuTest cuda.LifecycleGpuTest cuda.FlexNcclGpuTest cuda.GraphCaptureGpuTest
+       nvshmem.NvshmemGpuTest bench.ddp.DataParallelTrainingGpuTest cuda.FacadeRegistrationGpuTest
+       cuda.FacadeWindowsGpuTest)
+select=(); names=()
+for c in "${first[@]}"; do select+=(--select-class "io.flexlink.$c"); names+=("${c##*.}"); done
+excluded=$(IFS='|'; echo "${names[*]}")
+summary() { sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -E "tests (successful|failed|aborted|found)|✘|■"; }
+echo "== first JVM: ${names[*]}"
+# the bundle's logging shows WARN and up; NvshmemGpuTest counts the one INFO line of a path left out of a capture
+JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:-} -Dorg.slf4j.simpleLogger.log.io.flexlink.launch.Launcher=info" \
+timeout -s KILL 240 bash .gpu/run test "${select[@]}" --include-tag gpu \
+  --config=junit.jupiter.execution.timeout.default=120s > "$OUT/gpu-tests-a.log" 2>&1
+echo "exit $?"; summary "$OUT/gpu-tests-a.log"
+echo "== second JVM: every other class"
+timeout -s KILL 330 bash .gpu/run test --scan-class-path --include-tag gpu --exclude-classname ".*($excluded)\$" \
+  --config=junit.jupiter.execution.timeout.default=180s > "$OUT/gpu-tests-b.log" 2>&1
+echo "exit $?"; summary "$OUT/gpu-tests-b.log"
