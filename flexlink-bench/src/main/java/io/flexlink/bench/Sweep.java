@@ -158,7 +158,7 @@ final class Sweep {
     }
 
     private static Row.Run withWrong(Row.Run r, long wrong) {
-        return new Row.Run(r.timeUs, r.algBw, r.busBw, r.wrong < 0 ? -1 : wrong, r.iterations);
+        return new Row.Run(r.timeUs, r.algBw, r.busBw, r.wrong < 0 ? -1 : wrong, r.iterations, r.cpuTime);
     }
 
     /**

@@ -10,7 +10,6 @@ import io.flexlink.plan.SplitPlanner;
 import io.flexlink.Collective;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PeerOps;
-import io.flexlink.runtime.ReusedScratch;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import org.slf4j.Logger;
@@ -40,8 +39,11 @@ public final class Launcher implements AutoCloseable {
     private CallPlan joining;
     /** Its join events: the timer's for a timed call, else {@link #joins} (made once: nothing per call). */
     private final AuxiliaryLaunch.Joins joinsOfPlan = (i, k) -> join(joining, i, k);
-    /** An in-place AlltoAll's input, copied aside first (every rank's block is read after its own arrives). */
-    private final ReusedScratch inPlaceInput;
+    /**
+     * An in-place AlltoAll's input, copied aside first (every rank's block is read after its own arrives), one
+     * per group position.
+     */
+    private final GroupScratch inPlaceInputs;
     private final PreScaledInputs preScaled;
     private final PeerOps exchange = new PeerOps();
     /** Null when the auxiliary paths are enqueued on the caller's thread. */
@@ -60,7 +62,7 @@ public final class Launcher implements AutoCloseable {
         this.timer = timer;
         this.fork = backend.createEvent(device, false);
         this.worker = enqueueThread && aux.length > 0 ? new EnqueueWorker(backend, device, rank, aux, counters) : null;
-        this.inPlaceInput = new ReusedScratch(backend, device);
+        this.inPlaceInputs = new GroupScratch(backend, device);
         this.preScaled = new PreScaledInputs(backend, device, ranks);
         this.joins = new RuntimeEvent[aux.length][];
         for (int i = 0; i < aux.length; i++) {
@@ -175,7 +177,7 @@ public final class Launcher implements AutoCloseable {
     private void stageInPlaceInput(CallPlan p) {
         CollectiveCall c = p.call;
         long bytes = c.bytes(ranks);
-        long copy = inPlaceInput.fill(bytes, c.stream, captured(p));
+        long copy = inPlaceInputs.at(p.index).fill(bytes, c.stream, captured(p));
         c.stream.copy(copy, c.send, bytes);
         c.send = copy;
         p.stagedInput = true;
@@ -185,7 +187,7 @@ public final class Launcher implements AutoCloseable {
     public void done(CallPlan p) {
         preScaled.done(p);
         if (p.stagedInput) {
-            inPlaceInput.read(p.call.stream, captured(p));
+            inPlaceInputs.at(p.index).read(p.call.stream, captured(p));
         }
     }
 
@@ -313,7 +315,7 @@ public final class Launcher implements AutoCloseable {
             worker.close();
         }
         fork.close();
-        inPlaceInput.close();
+        inPlaceInputs.close();
         preScaled.close();
         for (RuntimeEvent[] es : joins) {
             for (RuntimeEvent e : es) {

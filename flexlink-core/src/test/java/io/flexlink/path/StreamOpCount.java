@@ -1,0 +1,115 @@
+package io.flexlink.path;
+
+import io.flexlink.Collective;
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.ReduceOp;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.ForwardingBackend;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.host.HostBackend;
+import io.flexlink.testing.CollectiveHarness;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * How many stream operations the auxiliary paths enqueue per call and per rank, counted where the engine calls
+ * the {@link RuntimeStream} interface: one {@code copyRows} is one operation (one cudaMemcpy2DAsync on CUDA),
+ * one {@code memOps} batch one (one cuStreamBatchMemOp). The engine is the CUDA backend's, so the counts are
+ * the CUDA backend's too; only the host backend executes them. Usage:
+ * {@code StreamOpCount collective bytesPerRank ranks chunk [calls]} (ranks on one device, the PCIe path alone
+ * with 2 ranks or more; one rank: NCCL's stand-in and PCIe with a share of 0.1).
+ */
+public final class StreamOpCount {
+    private StreamOpCount() {
+    }
+
+    public static void main(String[] args) {
+        Collective c = Collective.valueOf(args[0]);
+        long bytes = Long.parseLong(args[1]);
+        int ranks = Integer.parseInt(args[2]);
+        String chunk = args[3];
+        int calls = args.length > 4 ? Integer.parseInt(args[4]) : 3;
+        Map<String, AtomicLong> counts = new ConcurrentHashMap<>();
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, ranks == 1 ? "primary,pcie" : "pcie")
+                .set(FlexLinkConfig.SHARE, ranks == 1 ? "pcie=0.1" : "auto").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
+                .set(FlexLinkConfig.CHUNK_BYTES, chunk).set(FlexLinkConfig.TUNING_CACHE, "off").build();
+        try (HostBackend host = new HostBackend(config)) {
+            Backend counting = new ForwardingBackend(host) {
+                @Override
+                public RuntimeStream createStream(int device, String label) {
+                    RuntimeStream s = host.createStream(device, label);
+                    return label.startsWith("pcie") ? counted(s, counts) : s;
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+            Communicator[] comms = FlexLink.initAll(counting, config, new int[ranks]);
+            long count = bytes / 4;
+            DeviceMemory[] in = new DeviceMemory[ranks];
+            DeviceMemory[] out = new DeviceMemory[ranks];
+            RuntimeStream[] s = new RuntimeStream[ranks];
+            long outElems = io.flexlink.verify.Expected.outputCount(c, count, ranks);
+            for (int r = 0; r < ranks; r++) {
+                in[r] = host.allocate(0, 4 * io.flexlink.verify.Expected.inputCount(c, count, ranks));
+                out[r] = host.allocate(0, 4 * outElems);
+                s[r] = host.createStream(0, "user.r" + r);
+            }
+            for (int i = 0; i <= calls; i++) {
+                if (i == 1) {
+                    counts.clear(); // the first call set things up
+                }
+                FlexLink.groupStart();
+                for (int r = 0; r < ranks; r++) {
+                    CollectiveHarness.enqueue(c, comms[r], in[r].address(), out[r].address(), count, DataType.FLOAT32,
+                            ReduceOp.SUM, ranks - 1, s[r]);
+                }
+                FlexLink.groupEnd();
+                for (RuntimeStream x : s) {
+                    x.synchronize();
+                }
+            }
+            Map<String, Long> per = new TreeMap<>();
+            long total = 0;
+            for (Map.Entry<String, AtomicLong> e : counts.entrySet()) {
+                per.put(e.getKey(), e.getValue().get() / ((long) calls * ranks));
+                total += e.getValue().get();
+            }
+            System.out.printf("%s %d B per rank, %d ranks, chunk %s: %.1f stream operations per call per rank %s%n",
+                    c, bytes, ranks, chunk, (double) total / ((long) calls * ranks), per);
+            for (int r = 0; r < ranks; r++) {
+                comms[r].close();
+                in[r].close();
+                out[r].close();
+                s[r].close();
+            }
+        }
+    }
+
+    /** {@code s}, counting each operation enqueued on it by the method's name. */
+    private static RuntimeStream counted(RuntimeStream s, Map<String, AtomicLong> counts) {
+        return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
+                new Class<?>[] {RuntimeStream.class}, (proxy, m, a) -> {
+                    String n = m.getName();
+                    if (!n.equals("label") && !n.equals("device") && !n.equals("failure") && !n.equals("close")
+                            && !n.equals("synchronize") && !n.equals("isCapturing") && !n.equals("isIdle")
+                            && !n.equals("toString") && !n.equals("hashCode") && !n.equals("equals")) {
+                        counts.computeIfAbsent(n, k -> new AtomicLong()).incrementAndGet();
+                    }
+                    try {
+                        return m.invoke(s, a);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+}
