@@ -23,6 +23,20 @@ abstract class GatedMarkingTarget implements CallTarget {
         this.opener = gate == null ? null : backend.createStream(0, "gate");
     }
 
+    /** Each rank's stream, made by the host backend on its device, for a workspace of the -z tests. */
+    static Workspace.StreamSource hostStreams(HostBackend backend) {
+        return new Workspace.StreamSource() {
+            @Override
+            public RuntimeStream open(int rank, int device) {
+                return backend.createStream(device, "z" + rank);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
     @Override
     public String label() {
         return "marking";

@@ -55,16 +55,7 @@ class TimedLoopBarrierTest {
     private static Seen run(int blocking, boolean gateRankOne) {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "host").build();
         try (HostBackend backend = new HostBackend(config)) {
-            Workspace.StreamSource streams = new Workspace.StreamSource() {
-                @Override
-                public RuntimeStream open(int rank, int device) {
-                    return backend.createStream(device, "z" + rank);
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+            Workspace.StreamSource streams = GatedMarkingTarget.hostStreams(backend);
             try (Workspace ws = new Workspace(backend, streams, new int[] {0, 1}, 4096, 0, 0, RankLayout.whole(RANKS));
                  DriverThreads threads = new DriverThreads(RANKS, 1, null);
                  PinnedMemory marks = backend.allocatePinned(4L * RANKS * ITERS);

@@ -29,16 +29,7 @@ class TimedLoopBlockingTest {
     void theLoopWaitsBetweenCallsExactlyWhenTheBlockingModeSaysSo(int blocking) {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "host").build();
         try (HostBackend backend = new HostBackend(config)) {
-            Workspace.StreamSource streams = new Workspace.StreamSource() {
-                @Override
-                public RuntimeStream open(int rank, int device) {
-                    return backend.createStream(device, "z" + rank);
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+            Workspace.StreamSource streams = GatedMarkingTarget.hostStreams(backend);
             try (Workspace ws = new Workspace(backend, streams, new int[] {0}, 4096, 0, 0, RankLayout.whole(1));
                  DriverThreads threads = new DriverThreads(1, 1, null);
                  PinnedMemory marks = backend.allocatePinned(4L * ITERS);
