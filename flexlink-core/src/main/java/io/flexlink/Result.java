@@ -9,7 +9,9 @@ public enum Result {
     INVALID_ARGUMENT(4, "invalid argument"),
     INVALID_USAGE(5, "invalid usage"),
     REMOTE_ERROR(6, "remote process exited or there was a network error"),
-    IN_PROGRESS(7, "NCCL operation in progress");
+    IN_PROGRESS(7, "NCCL operation in progress"),
+    /** NCCL 2.30's {@code ncclTimeout}: an operation did not finish in time. */
+    TIMEOUT(8, "operation timed out");
 
     private static final Result[] BY_CODE = values();
 

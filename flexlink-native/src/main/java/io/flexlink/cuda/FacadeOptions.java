@@ -10,7 +10,7 @@ import java.nio.charset.StandardCharsets;
  * {@code commName} for itself, and the fields that tune NCCL ({@link NcclTuning}) for the NCCL communicator of
  * the primary path; {@code splitShare} and {@code shrinkShare} are checked and have no effect, as FlexLink's
  * children never share their parent's resources (docs/migration.md). The struct is read from its address with the
- * layout of the NCCL 2.29 headers bytedeco was built from (not through its JNI accessors, so that the
+ * layout of the NCCL 2.30 headers bytedeco was built from (not through its JNI accessors, so that the
  * checks run where NCCL's library is absent), and like NCCL only the fields its {@code size} covers: a
  * program built against older headers passes a shorter struct, whose missing fields stay NCCL_CONFIG_UNDEF_INT.
  * The checks are NCCL's: a field is NCCL_CONFIG_UNDEF_INT (NULL for pointers) or in its range; CTAPolicy,
@@ -32,8 +32,8 @@ record FacadeOptions(boolean blocking, String commName, NcclTuning tuning) {
     static final int MAGIC = 0xcafebeef;
     /** NCCL_CONFIG_UNDEF_INT: a field left to NCCL's default. */
     static final int UNDEF = Integer.MIN_VALUE;
-    /** sizeof(ncclConfig_t) in NCCL 2.29 (x86-64 and aarch64 alike). */
-    static final int BYTES = 88;
+    /** sizeof(ncclConfig_t) in NCCL 2.30 (x86-64 and aarch64 alike): 2.29's 88 bytes and two ints. */
+    static final int BYTES = 96;
     /** The longest commName taken (NCCL copies the string; so does the facade). */
     static final int MAX_NAME_BYTES = 1024;
 
@@ -57,6 +57,8 @@ record FacadeOptions(boolean blocking, String commName, NcclTuning tuning) {
     static final int NVLINK_CENTRIC_SCHED = 76;
     static final int GRAPH_USAGE_MODE = 80;
     static final int NUM_RMA_CTX = 84;
+    static final int MAX_P2P_PEERS = 88;
+    static final int GRAPH_STREAM_ORDERING = 92;
 
     /**
      * The options of a split's or shrink's child: NCCL's NULL config keeps the parent's blocking and commName,
@@ -82,7 +84,7 @@ record FacadeOptions(boolean blocking, String commName, NcclTuning tuning) {
         }
         // fields newer than the headers the program was built with are NCCL's defaults, as NCCL reads them
         size = Math.min(size, version < 22700 ? COLLNET_ENABLE : version < 22800 ? N_CHANNELS_PER_NET_PEER
-                : version < 22900 ? GRAPH_USAGE_MODE : BYTES);
+                : version < 22900 ? GRAPH_USAGE_MODE : version < 23000 ? MAX_P2P_PEERS : BYTES);
         int blocking = field(address, size, BLOCKING);
         if (blocking != UNDEF && blocking != 0 && blocking != 1) {
             throw invalid("blocking: " + blocking + " (0, 1 or NCCL_CONFIG_UNDEF_INT)");
@@ -94,7 +96,8 @@ record FacadeOptions(boolean blocking, String commName, NcclTuning tuning) {
                 field(address, size, MAX_CTAS), net, field(address, size, TRAFFIC_CLASS),
                 field(address, size, COLLNET_ENABLE), field(address, size, CTA_POLICY), field(address, size, NVLS_CTAS),
                 field(address, size, N_CHANNELS_PER_NET_PEER), field(address, size, NVLINK_CENTRIC_SCHED),
-                field(address, size, GRAPH_USAGE_MODE), field(address, size, NUM_RMA_CTX));
+                field(address, size, GRAPH_USAGE_MODE), field(address, size, NUM_RMA_CTX),
+                field(address, size, MAX_P2P_PEERS), field(address, size, GRAPH_STREAM_ORDERING));
         String name = size >= COMM_NAME + 8 ? string(UNSAFE.getLong(address + COMM_NAME), "commName") : null;
         return new FacadeOptions(blocking != 0, name, tuning);
     }

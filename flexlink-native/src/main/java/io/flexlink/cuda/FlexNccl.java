@@ -25,11 +25,12 @@ import org.bytedeco.javacpp.PointerPointer;
  * a table (the user's {@link ncclComm} gets a non-dereferenceable handle value as its address).
  * Buffers are {@code address() + position()} bytes, exactly what bytedeco passes for a {@code void*}.
  * Steady-state collectives allocate nothing. NCCL's version, result, operation and type constants are declared in
- * {@link FlexNcclConstants}, which this class extends: {@code FlexNccl.ncclFloat} and the static import of
- * {@code FlexNccl.*} find them as bytedeco's.
+ * {@link FlexNcclConstants}, the allocator, registration and suspension in {@link FlexNcclMemory}, the parameter
+ * functions in {@link FlexNcclParams}: this class extends them, so that {@code FlexNccl.ncclFloat},
+ * {@code FlexNccl.ncclMemAlloc} and the static import of {@code FlexNccl.*} find them as bytedeco's.
  */
 @SuppressWarnings("rawtypes")
-public final class FlexNccl extends FlexNcclConstants {
+public final class FlexNccl extends FlexNcclMemory {
     private FlexNccl() {
     }
 
@@ -285,30 +286,6 @@ public final class FlexNccl extends FlexNcclConstants {
     /** Destroys a PreMulSum of {@code comm}; a built-in, unknown or destroyed {@code op} is ncclInvalidArgument. */
     public static int ncclRedOpDestroy(int op, ncclComm comm) {
         return FacadeOps.destroy(op, comm);
-    }
-
-    // ---- NCCL's allocator, and buffer registration (FacadeRegistration; docs/migration.md says what it does) ----
-
-    /** {@code size} bytes of device memory on the current device, from NCCL's own allocator (cuMem, as NCCL's). */
-    public static int ncclMemAlloc(PointerPointer ptr, long size) {
-        return FacadeRegistration.memAlloc(ptr, size);
-    }
-    public static int ncclMemAlloc(Pointer ptr, long size) {
-        return FacadeRegistration.memAlloc(ptr, size);
-    }
-    public static int ncclMemFree(Pointer ptr) {
-        return FacadeRegistration.memFree(ptr);
-    }
-
-    /** Registers the buffer with the communicator, and with NCCL where NCCL is its primary path; local to the rank. */
-    public static int ncclCommRegister(ncclComm comm, Pointer buff, long size, PointerPointer handle) {
-        return FacadeRegistration.register(comm, buff, size, handle);
-    }
-    public static int ncclCommRegister(ncclComm comm, Pointer buff, long size, Pointer handle) {
-        return FacadeRegistration.register(comm, buff, size, handle);
-    }
-    public static int ncclCommDeregister(ncclComm comm, Pointer handle) {
-        return FacadeRegistration.deregister(comm, handle);
     }
 
     // ---- windows and signals (FacadeWindows; NCCL's own, where it is the communicator's primary path) ----

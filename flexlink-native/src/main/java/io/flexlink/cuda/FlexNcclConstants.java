@@ -8,13 +8,14 @@ package io.flexlink.cuda;
  * stays one import. Declared apart to keep {@code FlexNccl} one file of functions within its size.
  */
 public abstract class FlexNcclConstants {
-    public static final int NCCL_MAJOR = 2, NCCL_MINOR = 29, NCCL_PATCH = 3;
+    public static final int NCCL_MAJOR = 2, NCCL_MINOR = 30, NCCL_PATCH = 7;
     public static final String NCCL_SUFFIX = "";
-    public static final int NCCL_VERSION_CODE = 22903; // the headers'; ncclGetVersion reports the library loaded
+    public static final int NCCL_VERSION_CODE = 23007; // the headers'; ncclGetVersion reports the library loaded
     public static final int NCCL_UNIQUE_ID_BYTES = 128;
 
     public static final int ncclSuccess = 0, ncclUnhandledCudaError = 1, ncclSystemError = 2, ncclInternalError = 3,
-            ncclInvalidArgument = 4, ncclInvalidUsage = 5, ncclRemoteError = 6, ncclInProgress = 7, ncclNumResults = 8;
+            ncclInvalidArgument = 4, ncclInvalidUsage = 5, ncclRemoteError = 6, ncclInProgress = 7, ncclTimeout = 8,
+            ncclNumResults = 9;
 
     public static final int ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4, ncclNumOps = 5;
     public static final int ncclScalarDevice = 0, ncclScalarHostImmediate = 1;
@@ -44,7 +45,13 @@ public abstract class FlexNcclConstants {
     public static final int NCCL_REVOKE_DEFAULT = 0;
 
     /** ncclCommWindowRegister's flags, and the alignment NCCL's windows need. */
-    public static final int NCCL_WIN_DEFAULT = 0, NCCL_WIN_COLL_SYMMETRIC = 1, NCCL_WIN_REQUIRED_ALIGNMENT = 4096;
+    public static final int NCCL_WIN_DEFAULT = 0, NCCL_WIN_COLL_SYMMETRIC = 1, NCCL_WIN_STRICT_ORDERING = 2,
+            NCCL_WIN_REQUIRED_ALIGNMENT = 4096;
+
+    /** ncclCommSuspend's flag, and ncclCommMemStats' statistics (ncclCommMemStat_t). */
+    public static final int NCCL_SUSPEND_MEM = 1;
+    public static final int ncclStatGpuMemSuspend = 0, ncclStatGpuMemSuspended = 1, ncclStatGpuMemPersist = 2,
+            ncclStatGpuMemTotal = 3;
 
     FlexNcclConstants() {
     }

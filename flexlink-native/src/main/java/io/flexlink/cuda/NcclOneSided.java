@@ -3,8 +3,6 @@ package io.flexlink.cuda;
 import static io.flexlink.runtime.NativeMemory.UNSAFE;
 
 import io.flexlink.DataType;
-import io.flexlink.FlexLinkException;
-import io.flexlink.Result;
 import io.flexlink.runtime.OneSided;
 import io.flexlink.runtime.RuntimeStream;
 import java.util.function.BooleanSupplier;
@@ -19,17 +17,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One rank's NCCL windows and one-sided calls ({@link NcclComm#oneSided()}), NCCL's own. bytedeco's presets were
- * built from the NCCL 2.29 headers, but the library loaded may be older (the lent H200 has 2.28.3): its JNI
- * binds each function at its first call, and a function the library lacks ends the process (a symbol lookup
- * error). So each call first checks that the loaded library has it: windows since NCCL 2.27,
- * ncclWinGetUserPtr and the signals since 2.29; an older library is INVALID_USAGE naming the version.
+ * One rank's NCCL windows and one-sided calls ({@link NcclComm#oneSided()}), NCCL's own. Each call first checks
+ * that the loaded library has it ({@link NcclVersions}): windows since NCCL 2.27, ncclWinGetUserPtr and the signals
+ * since 2.29; an older library is INVALID_USAGE naming the version.
  */
 final class NcclOneSided implements OneSided {
     private static final Logger LOG = LoggerFactory.getLogger(NcclOneSided.class);
-    private static final int WINDOWS = 22700;
-    private static final int SIGNALS = 22900;
-    private static volatile int loaded;
+    private static final int WINDOWS = NcclVersions.WINDOWS;
+    private static final int SIGNALS = NcclVersions.SIGNALS;
 
     private final ncclComm comm;
     private final int rank;
@@ -48,23 +43,12 @@ final class NcclOneSided implements OneSided {
         this.gone = gone;
     }
 
-    /** The loaded library's version code (ncclGetVersion), asked once. */
     private static int loadedVersion() {
-        int v = loaded;
-        if (v == 0) {
-            int[] out = new int[1];
-            NcclErrors.check(nccl.ncclGetVersion(out), "ncclGetVersion", null);
-            loaded = v = out[0];
-        }
-        return v;
+        return NcclVersions.loaded();
     }
 
     private static void need(int version, String function) {
-        int v = loadedVersion();
-        if (v < version) {
-            throw new FlexLinkException(Result.INVALID_USAGE, function + " needs NCCL " + NcclTransport.version(version)
-                    + " or later; the NCCL loaded is " + NcclTransport.version(v) + ", which has no such function");
-        }
+        NcclVersions.need(version, function);
     }
 
     private void check(int rc, String what) {

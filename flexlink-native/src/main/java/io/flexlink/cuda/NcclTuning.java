@@ -21,12 +21,13 @@ import io.flexlink.Result;
  */
 public record NcclTuning(int cgaClusterSize, int minCTAs, int maxCTAs, String netName, int trafficClass,
                          int collnetEnable, int ctaPolicy, int nvlsCTAs, int nChannelsPerNetPeer,
-                         int nvlinkCentricSched, int graphUsageMode, int numRmaCtx) {
+                         int nvlinkCentricSched, int graphUsageMode, int numRmaCtx, int maxP2pPeers,
+                         int graphStreamOrdering) {
     /** NCCL_CONFIG_UNDEF_INT: the field is NCCL's to choose. */
     public static final int UNDEF = Integer.MIN_VALUE;
     /** Every field NCCL's to choose: what {@code ncclCommInitRank} gets. */
     public static final NcclTuning DEFAULT = new NcclTuning(UNDEF, UNDEF, UNDEF, null, UNDEF, UNDEF, UNDEF, UNDEF,
-            UNDEF, UNDEF, UNDEF, UNDEF);
+            UNDEF, UNDEF, UNDEF, UNDEF, UNDEF, UNDEF);
 
     /** Checks each field as NCCL's ncclCommInitRankConfig does; INVALID_ARGUMENT names the first bad one. */
     public NcclTuning {
@@ -40,6 +41,7 @@ public record NcclTuning(int cgaClusterSize, int minCTAs, int maxCTAs, String ne
         }
         zeroOrOne(collnetEnable, "collnetEnable");
         zeroOrOne(nvlinkCentricSched, "nvlinkCentricSched");
+        zeroOrOne(graphStreamOrdering, "graphStreamOrdering");
         positive(nvlsCTAs, "nvlsCTAs");
         positive(nChannelsPerNetPeer, "nChannelsPerNetPeer");
         positive(numRmaCtx, "numRmaCtx");
@@ -53,68 +55,81 @@ public record NcclTuning(int cgaClusterSize, int minCTAs, int maxCTAs, String ne
 
     public NcclTuning cgaClusterSize(int v) {
         return new NcclTuning(v, minCTAs, maxCTAs, netName, trafficClass, collnetEnable, ctaPolicy, nvlsCTAs,
-                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx);
+                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     public NcclTuning minCTAs(int v) {
         return new NcclTuning(cgaClusterSize, v, maxCTAs, netName, trafficClass, collnetEnable, ctaPolicy, nvlsCTAs,
-                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx);
+                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     public NcclTuning maxCTAs(int v) {
         return new NcclTuning(cgaClusterSize, minCTAs, v, netName, trafficClass, collnetEnable, ctaPolicy, nvlsCTAs,
-                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx);
+                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     /** NCCL's network module by name (null: NCCL's choice). */
     public NcclTuning netName(String v) {
         return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, v, trafficClass, collnetEnable, ctaPolicy, nvlsCTAs,
-                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx);
+                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     public NcclTuning trafficClass(int v) {
         return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, netName, v, collnetEnable, ctaPolicy, nvlsCTAs,
-                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx);
+                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     public NcclTuning collnetEnable(int v) {
         return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, netName, trafficClass, v, ctaPolicy, nvlsCTAs,
-                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx);
+                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     public NcclTuning ctaPolicy(int v) {
         return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, netName, trafficClass, collnetEnable, v, nvlsCTAs,
-                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx);
+                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     public NcclTuning nvlsCTAs(int v) {
         return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, netName, trafficClass, collnetEnable, ctaPolicy, v,
-                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx);
+                nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     public NcclTuning nChannelsPerNetPeer(int v) {
         return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, netName, trafficClass, collnetEnable, ctaPolicy,
-                nvlsCTAs, v, nvlinkCentricSched, graphUsageMode, numRmaCtx);
+                nvlsCTAs, v, nvlinkCentricSched, graphUsageMode, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     public NcclTuning nvlinkCentricSched(int v) {
         return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, netName, trafficClass, collnetEnable, ctaPolicy,
-                nvlsCTAs, nChannelsPerNetPeer, v, graphUsageMode, numRmaCtx);
+                nvlsCTAs, nChannelsPerNetPeer, v, graphUsageMode, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     public NcclTuning graphUsageMode(int v) {
         return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, netName, trafficClass, collnetEnable, ctaPolicy,
-                nvlsCTAs, nChannelsPerNetPeer, nvlinkCentricSched, v, numRmaCtx);
+                nvlsCTAs, nChannelsPerNetPeer, nvlinkCentricSched, v, numRmaCtx, maxP2pPeers, graphStreamOrdering);
     }
 
     public NcclTuning numRmaCtx(int v) {
         return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, netName, trafficClass, collnetEnable, ctaPolicy,
-                nvlsCTAs, nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, v);
+                nvlsCTAs, nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, v, maxP2pPeers, graphStreamOrdering);
+    }
+
+    /** NCCL 2.30's: below 1 or above the ranks is the ranks, as NCCL (not checked; an older NCCL ignores it). */
+    public NcclTuning maxP2pPeers(int v) {
+        return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, netName, trafficClass, collnetEnable, ctaPolicy,
+                nvlsCTAs, nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx, v, graphStreamOrdering);
+    }
+
+    /** NCCL 2.30's: 0, 1 or UNDEF (an older NCCL ignores it). */
+    public NcclTuning graphStreamOrdering(int v) {
+        return new NcclTuning(cgaClusterSize, minCTAs, maxCTAs, netName, trafficClass, collnetEnable, ctaPolicy,
+                nvlsCTAs, nChannelsPerNetPeer, nvlinkCentricSched, graphUsageMode, numRmaCtx, maxP2pPeers, v);
     }
 
     /**
      * Writes the {@code ncclConfig_t} of a primary communicator at {@code address} ({@link FacadeOptions#BYTES}
-     * bytes), as NCCL_CONFIG_INITIALIZER of the headers FlexLink was built with, then these fields: size, magic,
+     * bytes, NCCL 2.30's struct: an older NCCL reads the fields it knows, as it does of any newer program's config),
+     * as NCCL_CONFIG_INITIALIZER of the headers FlexLink was built with, then these fields: size, magic,
      * version, {@code blocking} 1 (see the class comment), every field left UNDEF (pointers NULL) as it is, and
      * {@code netName} the NUL-terminated string at {@code netNameAddress}, which the caller keeps alive until NCCL
      * has made the communicator (0 where {@link #netName} is null).
@@ -143,6 +158,8 @@ public record NcclTuning(int cgaClusterSize, int minCTAs, int maxCTAs, String ne
         UNSAFE.putInt(address + FacadeOptions.NVLINK_CENTRIC_SCHED, nvlinkCentricSched);
         UNSAFE.putInt(address + FacadeOptions.GRAPH_USAGE_MODE, graphUsageMode);
         UNSAFE.putInt(address + FacadeOptions.NUM_RMA_CTX, numRmaCtx);
+        UNSAFE.putInt(address + FacadeOptions.MAX_P2P_PEERS, maxP2pPeers);
+        UNSAFE.putInt(address + FacadeOptions.GRAPH_STREAM_ORDERING, graphStreamOrdering);
     }
 
     /** What a log line says of the fields set (empty for {@link #DEFAULT}). */
@@ -162,6 +179,8 @@ public record NcclTuning(int cgaClusterSize, int minCTAs, int maxCTAs, String ne
         field(b, "nvlinkCentricSched", nvlinkCentricSched);
         field(b, "graphUsageMode", graphUsageMode);
         field(b, "numRmaCtx", numRmaCtx);
+        field(b, "maxP2pPeers", maxP2pPeers);
+        field(b, "graphStreamOrdering", graphStreamOrdering);
         return b.toString();
     }
 

@@ -153,19 +153,20 @@ class FacadeIdsGpuTest {
         assertEquals(FacadeOptions.BYTES, Loader.sizeof(ncclConfig_t.class));
         try (ncclConfig_t c = new ncclConfig_t(); BytePointer net = new BytePointer("n");
              BytePointer name = new BytePointer("m")) {
-            c.size(88).magic(0xcafebeef).version(22903).blocking(101).cgaClusterSize(102).minCTAs(103).maxCTAs(104)
+            c.size(96).magic(0xcafebeef).version(23007).blocking(101).cgaClusterSize(102).minCTAs(103).maxCTAs(104)
                     .netName(net).splitShare(105).trafficClass(106).commName(name).collnetEnable(107).CTAPolicy(108)
                     .shrinkShare(109).nvlsCTAs(110).nChannelsPerNetPeer(111).nvlinkCentricSched(112)
-                    .graphUsageMode(113).numRmaCtx(114);
+                    .graphUsageMode(113).numRmaCtx(114).maxP2pPeers(115).graphStreamOrdering(116);
             long a = c.address();
-            assertEquals(88, UNSAFE.getLong(a + FacadeOptions.SIZE));
+            assertEquals(96, UNSAFE.getLong(a + FacadeOptions.SIZE));
             assertEquals(0xcafebeef, UNSAFE.getInt(a + FacadeOptions.MAGIC_AT));
-            assertEquals(22903, UNSAFE.getInt(a + FacadeOptions.VERSION));
+            assertEquals(23007, UNSAFE.getInt(a + FacadeOptions.VERSION));
             int[] offsets = {FacadeOptions.BLOCKING, FacadeOptions.CGA_CLUSTER_SIZE, FacadeOptions.MIN_CTAS,
                 FacadeOptions.MAX_CTAS, FacadeOptions.SPLIT_SHARE, FacadeOptions.TRAFFIC_CLASS,
                 FacadeOptions.COLLNET_ENABLE, FacadeOptions.CTA_POLICY, FacadeOptions.SHRINK_SHARE,
                 FacadeOptions.NVLS_CTAS, FacadeOptions.N_CHANNELS_PER_NET_PEER, FacadeOptions.NVLINK_CENTRIC_SCHED,
-                FacadeOptions.GRAPH_USAGE_MODE, FacadeOptions.NUM_RMA_CTX};
+                FacadeOptions.GRAPH_USAGE_MODE, FacadeOptions.NUM_RMA_CTX, FacadeOptions.MAX_P2P_PEERS,
+                FacadeOptions.GRAPH_STREAM_ORDERING};
             for (int i = 0; i < offsets.length; i++) {
                 assertEquals(101 + i, UNSAFE.getInt(a + offsets[i]), "field " + i);
             }

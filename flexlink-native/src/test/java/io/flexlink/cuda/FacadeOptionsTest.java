@@ -18,12 +18,12 @@ class FacadeOptionsTest {
     private long config;
     private long name;
 
-    /** What NCCL_CONFIG_INITIALIZER writes (NCCL 2.29 headers): size, magic, version, every field undefined. */
+    /** What NCCL_CONFIG_INITIALIZER writes (NCCL 2.30 headers): size, magic, version, every field undefined. */
     static void initializer(long at) {
         UNSAFE.setMemory(at, FacadeOptions.BYTES, (byte) 0);
         UNSAFE.putLong(at + FacadeOptions.SIZE, FacadeOptions.BYTES);
         UNSAFE.putInt(at + FacadeOptions.MAGIC_AT, FacadeOptions.MAGIC);
-        UNSAFE.putInt(at + FacadeOptions.VERSION, 22903);
+        UNSAFE.putInt(at + FacadeOptions.VERSION, 23007);
         for (int off = FacadeOptions.BLOCKING; off < FacadeOptions.BYTES; off += 4) {
             if (off != FacadeOptions.NET_NAME && off != FacadeOptions.NET_NAME + 4 && off != FacadeOptions.COMM_NAME
                     && off != FacadeOptions.COMM_NAME + 4) {
@@ -87,6 +87,7 @@ class FacadeOptionsTest {
             {"" + FacadeOptions.NVLINK_CENTRIC_SCHED, "7", "config.nvlinkCentricSched"},
             {"" + FacadeOptions.GRAPH_USAGE_MODE, "3", "config.graphUsageMode"},
             {"" + FacadeOptions.NUM_RMA_CTX, "0", "config.numRmaCtx"},
+            {"" + FacadeOptions.GRAPH_STREAM_ORDERING, "2", "config.graphStreamOrdering: 2"},
         };
         for (String[] c : cases) {
             initializer(config);
@@ -103,13 +104,28 @@ class FacadeOptionsTest {
         assertTrue(refused().contains("config.magic"));
     }
 
+    /** maxP2pPeers is NCCL's to clamp (below 1 or above the ranks is the ranks): any value is taken, as NCCL does. */
+    @Test
+    void maxP2pPeersIsNotChecked() {
+        for (int v : new int[] {-5, 0, 1, 1 << 20}) {
+            put(FacadeOptions.MAX_P2P_PEERS, v);
+            assertEquals(v, FacadeOptions.read(config).tuning().maxP2pPeers());
+        }
+    }
+
     /** Fields past the struct's size, or newer than its headers' version, are NCCL's defaults: not read. */
     @Test
     void fieldsPastTheSizeOrVersionAreNotRead() {
         put(FacadeOptions.NVLS_CTAS, 0); // bad, but a 2.26 struct has no nvlsCTAs
         put(FacadeOptions.VERSION, 22605);
         assertEquals(FacadeOptions.DEFAULT, FacadeOptions.read(config));
+        put(FacadeOptions.NVLS_CTAS, FacadeOptions.UNDEF);
+        put(FacadeOptions.GRAPH_STREAM_ORDERING, 5); // bad, but a 2.29 struct has no graphStreamOrdering
         put(FacadeOptions.VERSION, 22903);
+        assertEquals(FacadeOptions.DEFAULT, FacadeOptions.read(config));
+        UNSAFE.putLong(config + FacadeOptions.SIZE, 88); // a 2.29 program's struct, with the 2.30 version: not read
+        put(FacadeOptions.VERSION, 23007);
+        assertEquals(FacadeOptions.DEFAULT, FacadeOptions.read(config));
         UNSAFE.putLong(config + FacadeOptions.SIZE, FacadeOptions.BLOCKING + 4); // blocking only
         UNSAFE.putLong(config + FacadeOptions.COMM_NAME, name);
         put(FacadeOptions.BLOCKING, 0);

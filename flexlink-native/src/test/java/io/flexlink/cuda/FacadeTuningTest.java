@@ -34,11 +34,13 @@ class FacadeTuningTest {
         {FacadeOptions.NVLINK_CENTRIC_SCHED, 0, (ToIntFunction<NcclTuning>) NcclTuning::nvlinkCentricSched},
         {FacadeOptions.GRAPH_USAGE_MODE, 2, (ToIntFunction<NcclTuning>) NcclTuning::graphUsageMode},
         {FacadeOptions.NUM_RMA_CTX, 4, (ToIntFunction<NcclTuning>) NcclTuning::numRmaCtx},
+        {FacadeOptions.MAX_P2P_PEERS, 13, (ToIntFunction<NcclTuning>) NcclTuning::maxP2pPeers},
+        {FacadeOptions.GRAPH_STREAM_ORDERING, 1, (ToIntFunction<NcclTuning>) NcclTuning::graphStreamOrdering},
     };
     /** Every field of {@link #INTS} set, and netName "IB". */
     private static final NcclTuning ALL = NcclTuning.DEFAULT.cgaClusterSize(3).minCTAs(5).maxCTAs(12).netName("IB")
             .trafficClass(106).collnetEnable(1).ctaPolicy(7).nvlsCTAs(9).nChannelsPerNetPeer(11).nvlinkCentricSched(0)
-            .graphUsageMode(2).numRmaCtx(4);
+            .graphUsageMode(2).numRmaCtx(4).maxP2pPeers(13).graphStreamOrdering(1);
 
     private long config;
     private long net;
@@ -112,7 +114,8 @@ class FacadeTuningTest {
         assertEquals(ALL, o.tuning());
         assertEquals(false, o.blocking(), "the user's blocking stays the facade's, not the primary's");
         assertEquals("cgaClusterSize=3 minCTAs=5 maxCTAs=12 netName=IB trafficClass=106 collnetEnable=1 CTAPolicy=7 "
-                + "nvlsCTAs=9 nChannelsPerNetPeer=11 nvlinkCentricSched=0 graphUsageMode=2 numRmaCtx=4", ALL.describe());
+                + "nvlsCTAs=9 nChannelsPerNetPeer=11 nvlinkCentricSched=0 graphUsageMode=2 numRmaCtx=4 "
+                + "maxP2pPeers=13 graphStreamOrdering=1", ALL.describe());
     }
 
     /** A shorter struct (older headers) or an older version: the fields it lacks stay NCCL_CONFIG_UNDEF_INT. */
@@ -128,10 +131,17 @@ class FacadeTuningTest {
         assertEquals(NcclTuning.DEFAULT.cgaClusterSize(3).minCTAs(5).maxCTAs(12).netName("IB").trafficClass(106), t);
         UNSAFE.putInt(config + FacadeOptions.VERSION, 22805); // 2.28: no graphUsageMode, no numRmaCtx
         t = FacadeOptions.read(config).tuning();
-        assertEquals(ALL.graphUsageMode(UNDEF).numRmaCtx(UNDEF), t);
-        UNSAFE.putInt(config + FacadeOptions.VERSION, 22903);
+        assertEquals(ALL.graphUsageMode(UNDEF).numRmaCtx(UNDEF).maxP2pPeers(UNDEF).graphStreamOrdering(UNDEF), t);
+        UNSAFE.putInt(config + FacadeOptions.VERSION, 22903); // 2.29: no maxP2pPeers, no graphStreamOrdering
+        assertEquals(ALL.maxP2pPeers(UNDEF).graphStreamOrdering(UNDEF), FacadeOptions.read(config).tuning());
         UNSAFE.putLong(config + FacadeOptions.SIZE, FacadeOptions.NUM_RMA_CTX); // 2.29 headers without the last
-        assertEquals(ALL.numRmaCtx(UNDEF), FacadeOptions.read(config).tuning());
+        assertEquals(ALL.numRmaCtx(UNDEF).maxP2pPeers(UNDEF).graphStreamOrdering(UNDEF),
+                FacadeOptions.read(config).tuning());
+        UNSAFE.putInt(config + FacadeOptions.VERSION, 23007);
+        UNSAFE.putLong(config + FacadeOptions.SIZE, FacadeOptions.GRAPH_STREAM_ORDERING); // 2.30 without the last
+        assertEquals(ALL.graphStreamOrdering(UNDEF), FacadeOptions.read(config).tuning());
+        UNSAFE.putLong(config + FacadeOptions.SIZE, FacadeOptions.BYTES + 24); // a later struct: its extra unread
+        assertEquals(ALL, FacadeOptions.read(config).tuning());
     }
 
     /** The primary's config: NCCL_CONFIG_INITIALIZER of the headers, blocking 1, then exactly the tuning's values. */
@@ -188,6 +198,7 @@ class FacadeTuningTest {
             {"nvlsCTAs", "config.nvlsCTAs: 0"},
             {"graphUsageMode", "config.graphUsageMode: 3"},
             {"collnetEnable", "config.collnetEnable: 2"},
+            {"graphStreamOrdering", "config.graphStreamOrdering: -1"},
         };
         for (String[] c : cases) {
             FlexLinkException e = assertThrows(FlexLinkException.class, () -> {
@@ -196,6 +207,7 @@ class FacadeTuningTest {
                     case "minCTAs" -> NcclTuning.DEFAULT.minCTAs(0);
                     case "nvlsCTAs" -> NcclTuning.DEFAULT.nvlsCTAs(0);
                     case "graphUsageMode" -> NcclTuning.DEFAULT.graphUsageMode(3);
+                    case "graphStreamOrdering" -> NcclTuning.DEFAULT.graphStreamOrdering(-1);
                     default -> NcclTuning.DEFAULT.collnetEnable(2);
                 }
             });

@@ -134,6 +134,8 @@ class FlexNcclNoGpuTest {
         assertEquals(ncclInvalidUsage, ncclGroupEnd());
         assertEquals("invalid argument", ncclGetErrorString(ncclInvalidArgument).getString());
         assertEquals("no error", ncclGetErrorString(ncclSuccess).getString());
+        assertEquals("operation timed out", ncclGetErrorString(ncclTimeout).getString());
+        assertEquals("unknown result code", ncclGetErrorString(ncclNumResults).getString());
         assertEquals("unknown result code", ncclGetErrorString(99).getString());
         assertNotEquals(0, ncclGetErrorString(-1).address());
     }

@@ -35,18 +35,23 @@ class FlexNcclSignatureTest {
             "ncclGroupSimulateEnd", "ncclCommGetUniqueId", "ncclCommGrow",
             "ncclMemAlloc", "ncclMemFree", "ncclCommRegister", "ncclCommDeregister",
             "ncclCommWindowRegister", "ncclCommWindowDeregister", "ncclWinGetUserPtr", "ncclPutSignal", "ncclSignal",
-            "ncclWaitSignal");
+            "ncclWaitSignal", "ncclCommSuspend", "ncclCommResume", "ncclCommMemStats", "ncclParamBind",
+            "ncclParamGetI8", "ncclParamGetI16", "ncclParamGetI32", "ncclParamGetI64", "ncclParamGetU8",
+            "ncclParamGetU16", "ncclParamGetU32", "ncclParamGetU64", "ncclParamGetStr", "ncclParamGet",
+            "ncclParamGetParameter", "ncclParamGetAllParameterKeys", "ncclParamDumpAll");
 
     static final List<String> REQUIRED_CONSTANTS = List.of("NCCL_UNIQUE_ID_BYTES",
             "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
-            "ncclInvalidUsage", "ncclRemoteError", "ncclInProgress", "ncclNumResults",
+            "ncclInvalidUsage", "ncclRemoteError", "ncclInProgress", "ncclTimeout", "ncclNumResults",
             "ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg", "ncclNumOps",
             "ncclInt8", "ncclChar", "ncclUint8", "ncclInt32", "ncclInt", "ncclUint32", "ncclInt64", "ncclUint64",
             "ncclFloat16", "ncclHalf", "ncclFloat32", "ncclFloat", "ncclFloat64", "ncclDouble", "ncclBfloat16",
             "ncclFloat8e4m3", "ncclFloat8e5m2", "ncclNumTypes", "NCCL_SPLIT_NOCOLOR", "ncclScalarDevice",
             "ncclScalarHostImmediate",
             "NCCL_SHRINK_DEFAULT", "NCCL_SHRINK_ABORT", "NCCL_REVOKE_DEFAULT",
-            "NCCL_WIN_DEFAULT", "NCCL_WIN_COLL_SYMMETRIC", "NCCL_WIN_REQUIRED_ALIGNMENT");
+            "NCCL_WIN_DEFAULT", "NCCL_WIN_COLL_SYMMETRIC", "NCCL_WIN_STRICT_ORDERING", "NCCL_WIN_REQUIRED_ALIGNMENT",
+            "NCCL_SUSPEND_MEM", "ncclStatGpuMemSuspend", "ncclStatGpuMemSuspended", "ncclStatGpuMemPersist",
+            "ncclStatGpuMemTotal");
 
     private static Class<?> bytedeco() throws ClassNotFoundException {
         return Class.forName(BYTEDECO, false, FlexNcclSignatureTest.class.getClassLoader());
@@ -57,15 +62,32 @@ class FlexNcclSignatureTest {
                 .map(Class::getName).collect(Collectors.joining(", ", "(", ")"));
     }
 
+    /**
+     * The public static methods {@code c} declares or inherits from its superclasses (FlexNccl's themes:
+     * FlexNcclMemory, FlexNcclParams; a static import of FlexNccl imports those too, JLS 7.5.4).
+     */
     private static Set<String> publicStatic(Class<?> c, String name) {
         Set<String> out = new TreeSet<>();
-        for (Method m : c.getDeclaredMethods()) {
-            int mod = m.getModifiers();
-            if (Modifier.isPublic(mod) && Modifier.isStatic(mod) && (name == null || m.getName().equals(name))) {
-                out.add(signature(m));
+        for (Class<?> k = c; k != null && k != Object.class; k = k.getSuperclass()) {
+            for (Method m : k.getDeclaredMethods()) {
+                int mod = m.getModifiers();
+                if (Modifier.isPublic(mod) && Modifier.isStatic(mod) && (name == null || m.getName().equals(name))) {
+                    out.add(signature(m));
+                }
             }
         }
         return out;
+    }
+
+    @Test
+    void flexNcclsSuperclassesArePublicAndCannotBeMade() {
+        for (Class<?> k = FlexNccl.class.getSuperclass(); k != Object.class; k = k.getSuperclass()) {
+            assertTrue(Modifier.isPublic(k.getModifiers()) && Modifier.isAbstract(k.getModifiers()), k.getName());
+            for (java.lang.reflect.Constructor<?> ctor : k.getDeclaredConstructors()) {
+                int mod = ctor.getModifiers();
+                assertTrue(!Modifier.isPublic(mod) && !Modifier.isProtected(mod), k.getName() + " " + ctor);
+            }
+        }
     }
 
     @Test

@@ -38,10 +38,11 @@ class NcclTuningGpuTest {
 
     private static ncclConfig_t config() {
         int undef = NcclTuning.UNDEF;
-        return new ncclConfig_t().size(88).magic(0xcafebeef).version(FlexNccl.NCCL_VERSION_CODE).blocking(undef)
+        return new ncclConfig_t().size(96).magic(0xcafebeef).version(FlexNccl.NCCL_VERSION_CODE).blocking(undef)
                 .cgaClusterSize(2).minCTAs(2).maxCTAs(4).netName(null).splitShare(undef).trafficClass(undef)
                 .commName(null).collnetEnable(undef).CTAPolicy(undef).shrinkShare(undef).nvlsCTAs(undef)
-                .nChannelsPerNetPeer(undef).nvlinkCentricSched(undef).graphUsageMode(undef).numRmaCtx(undef);
+                .nChannelsPerNetPeer(undef).nvlinkCentricSched(undef).graphUsageMode(undef).numRmaCtx(undef)
+                .maxP2pPeers(undef).graphStreamOrdering(undef);
     }
 
     @Test
@@ -137,10 +138,10 @@ class NcclTuningGpuTest {
         GpuTests.assumeCuda();
         NcclTuning t = NcclTuning.DEFAULT.cgaClusterSize(2).minCTAs(3).maxCTAs(4).netName("Socket")
                 .trafficClass(5).collnetEnable(1).ctaPolicy(6).nvlsCTAs(7).nChannelsPerNetPeer(8).nvlinkCentricSched(0)
-                .graphUsageMode(2).numRmaCtx(9);
+                .graphUsageMode(2).numRmaCtx(9).maxP2pPeers(10).graphStreamOrdering(1);
         try (ncclConfig_t c = new ncclConfig_t(); BytePointer net = new BytePointer("Socket")) {
             t.write(c.address(), net.address());
-            assertEquals(88, c.size());
+            assertEquals(96, c.size());
             assertEquals(0xcafebeef, c.magic());
             assertEquals(FlexNccl.NCCL_VERSION_CODE, c.version());
             assertEquals(1, c.blocking());
@@ -159,6 +160,8 @@ class NcclTuningGpuTest {
             assertEquals(0, c.nvlinkCentricSched());
             assertEquals(2, c.graphUsageMode());
             assertEquals(9, c.numRmaCtx());
+            assertEquals(10, c.maxP2pPeers());
+            assertEquals(1, c.graphStreamOrdering());
         }
     }
 }

@@ -106,14 +106,14 @@ public final class FacadeIdProgram {
         }
     }
 
-    /** NCCL_CONFIG_INITIALIZER of the 2.29 headers, field by field (bytedeco has no initializer). */
+    /** NCCL_CONFIG_INITIALIZER of the 2.30 headers, field by field (bytedeco has no initializer). */
     static ncclConfig_t initializer() {
         int undef = Integer.MIN_VALUE;
-        return new ncclConfig_t().size(88).magic(0xcafebeef).version(NCCL_VERSION_CODE).blocking(undef)
+        return new ncclConfig_t().size(96).magic(0xcafebeef).version(NCCL_VERSION_CODE).blocking(undef)
                 .cgaClusterSize(undef).minCTAs(undef).maxCTAs(undef).netName(null).splitShare(undef)
                 .trafficClass(undef).commName(null).collnetEnable(undef).CTAPolicy(undef).shrinkShare(undef)
                 .nvlsCTAs(undef).nChannelsPerNetPeer(undef).nvlinkCentricSched(undef).graphUsageMode(undef)
-                .numRmaCtx(undef);
+                .numRmaCtx(undef).maxP2pPeers(undef).graphStreamOrdering(undef);
     }
 
     /**
