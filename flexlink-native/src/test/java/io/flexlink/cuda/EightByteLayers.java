@@ -1,0 +1,95 @@
+package io.flexlink.cuda;
+
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.ReduceOp;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.PrimaryComm;
+import io.flexlink.runtime.RuntimeStream;
+import java.util.Locale;
+import org.bytedeco.cuda.global.nccl;
+import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.PointerPointer;
+
+/**
+ * Where an 8-byte AllReduce of one rank gains host time between raw NCCL and FlexLink: the same in-place call
+ * (same buffer, same stream) timed layer by layer, in turns, in one JVM, so that order, JIT and clock effects
+ * show as differences between the turns rather than between the layers. Layers: raw bytedeco calls on an
+ * {@code ncclCommInitAll} communicator of its own; raw calls on the NCCL communicator FlexLink's transport
+ * made; FlexLink's {@code NcclComm.allReduce} (the primary path's layer); the public {@code Communicator}.
+ * Usage: {@code EightByteLayers secondsPerTurn turns}. A synchronize every 1000 calls.
+ */
+public final class EightByteLayers {
+    private EightByteLayers() {
+    }
+
+    interface Loop {
+        void call();
+    }
+
+    public static void main(String[] args) {
+        double seconds = Double.parseDouble(args[0]);
+        int turns = Integer.parseInt(args[1]);
+        try (CudaBackend backend = CudaBackend.open(FlexLinkConfig.fromEnvironment())) {
+            RuntimeStream s = backend.createStream(0, "loop");
+            CudaStream cs = (CudaStream) s;
+            DeviceMemory buf = backend.allocate(0, 8);
+            long a = buf.address();
+            Pointer p = new Pointer() {
+                {
+                    address = a;
+                }
+            };
+            PointerPointer<?> handles = new PointerPointer<>(1);
+            check(nccl.ncclCommInitAll(handles, 1, new int[] {0}), "ncclCommInitAll");
+            ncclComm rawComm = new ncclComm(handles.get(0));
+            PrimaryComm primary = backend.primaryTransport().createAll(new int[] {0})[0];
+            ncclComm primaryHandle = ((NcclComm) primary).handle();
+            Communicator comm = FlexLink.initAll(backend, FlexLinkConfig.fromEnvironment(), 0)[0];
+            String[] names = {"raw comm, raw call", "transport's comm, raw call", "NcclComm.allReduce",
+                "Communicator.allReduce"};
+            Loop[] loops = {
+                () -> check(nccl.ncclAllReduce(p, p, 2, nccl.ncclFloat, nccl.ncclSum, rawComm, cs.handle()), "raw"),
+                () -> check(nccl.ncclAllReduce(p, p, 2, nccl.ncclFloat, nccl.ncclSum, primaryHandle, cs.handle()), "raw"),
+                () -> primary.allReduce(a, a, 2, DataType.FLOAT32, ReduceOp.SUM, s),
+                () -> comm.allReduce(a, a, 2, DataType.FLOAT32, ReduceOp.SUM, s),
+            };
+            System.out.println("# us per 8-byte in-place AllReduce call, 1 rank, turns of " + seconds + " s");
+            for (int t = 0; t < turns; t++) {
+                StringBuilder line = new StringBuilder("turn " + t + ":");
+                for (int l = 0; l < loops.length; l++) {
+                    line.append(String.format(Locale.ROOT, "  %s %.3f", names[l], perCall(loops[l], s, seconds)));
+                }
+                System.out.println(line);
+            }
+            comm.close();
+            primary.close();
+            nccl.ncclCommDestroy(rawComm);
+            buf.close();
+            s.close();
+        }
+    }
+
+    private static double perCall(Loop loop, RuntimeStream s, double seconds) {
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        long calls = 0;
+        long t0 = System.nanoTime();
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 1000; i++) {
+                loop.call();
+            }
+            s.synchronize();
+            calls += 1000;
+        }
+        return (System.nanoTime() - t0) / 1e3 / calls;
+    }
+
+    private static void check(int rc, String what) {
+        if (rc != 0) {
+            throw new IllegalStateException(what + ": " + rc);
+        }
+    }
+}
