@@ -25,7 +25,9 @@ import java.util.Locale;
  * work between the operations: plan, balancer, chunk plans, counters, events. The part of a CUDA figure
  * ({@code SplitEnqueueCost}) that the stream operations do not explain. The results are garbage; only time
  * counts. Usage: {@code SplitHostCost collective bytesPerRank ranks chunk [calls]}, from flexlink-core with
- * the test classpath; median per call of the group of all ranks, one thread.
+ * the test classpath; median per call of the group of all ranks, one thread, after {@code warmup} calls
+ * (system property, default 3000: at 8 ranks the JIT
+ * has compiled the engine's code only by then).
  */
 public final class SplitHostCost {
     private SplitHostCost() {
@@ -64,7 +66,7 @@ public final class SplitHostCost {
                 s[r] = host.createStream(0, "user.r" + r);
             }
             double[] t = new double[calls];
-            for (int i = -calls / 4; i < calls; i++) {
+            for (int i = -Integer.getInteger("warmup", 3000); i < calls; i++) {
                 long t0 = System.nanoTime();
                 FlexLink.groupStart();
                 for (int r = 0; r < ranks; r++) {

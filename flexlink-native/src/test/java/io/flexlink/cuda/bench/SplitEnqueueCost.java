@@ -16,8 +16,10 @@ import java.util.Locale;
 /**
  * Host time of enqueueing one split collective from one thread through the public API: {@code groupStart},
  * one call per rank, {@code groupEnd}, nothing synchronized inside (the streams are synchronized between
- * calls, untimed). Median of {@code reps} calls after warm-up. Sizes as nccl-tests counts them (AllGather:
- * the receive buffer, ReduceScatter: the send buffer). Several ranks on one GPU run the PCIe path alone.
+ * calls, untimed). Median of {@code reps} calls after {@code warmup} calls (system property, default 3000, so
+ * that the engine's Java code runs fully compiled; the 5 of earlier figures left much of it uncompiled).
+ * Sizes as nccl-tests counts them (AllGather: the receive buffer, ReduceScatter: the send buffer). Several
+ * ranks on one GPU run the PCIe path alone.
  * Usage: {@code SplitEnqueueCost reps chunk enqueueThread coll:size:ranks:share ...}; with the system property
  * {@code profile=true}, the calling thread's stack is sampled ({@link StackSampler}) while it enqueues.
  */
@@ -68,7 +70,7 @@ public final class SplitEnqueueCost {
         double[] t = new double[reps];
         StackSampler sampler = Boolean.getBoolean("profile")
                 ? new StackSampler(Thread.currentThread(), "org.bytedeco.cuda.global.cudart.cudaStreamSynchronize") : null;
-        for (int i = -5; i < reps; i++) {
+        for (int i = -Integer.getInteger("warmup", 3000); i < reps; i++) {
             long t0 = System.nanoTime();
             FlexLink.groupStart();
             for (int r = 0; r < ranks; r++) {
