@@ -21,7 +21,8 @@ import java.util.Locale;
  * Sizes as nccl-tests counts them (AllGather: the receive buffer, ReduceScatter: the send buffer). Several
  * ranks on one GPU run the PCIe path alone.
  * Usage: {@code SplitEnqueueCost reps chunk enqueueThread coll:size:ranks:share ...}; with the system property
- * {@code profile=true}, the calling thread's stack is sampled ({@link StackSampler}) while it enqueues.
+ * {@code profile=true}, the calling thread's stack is sampled ({@link StackSampler}) while it enqueues; with
+ * {@code timed=true}, each operation on the auxiliary paths' streams is timed ({@link TimedStreams}).
  */
 public final class SplitEnqueueCost {
     private SplitEnqueueCost() {
@@ -53,7 +54,9 @@ public final class SplitEnqueueCost {
         }
     }
 
-    static double[] measure(CudaBackend backend, FlexLinkConfig config, Collective c, long size, int ranks, int reps) {
+    static double[] measure(CudaBackend cuda, FlexLinkConfig config, Collective c, long size, int ranks, int reps) {
+        TimedStreams timed = Boolean.getBoolean("timed") ? new TimedStreams(cuda) : null;
+        io.flexlink.runtime.Backend backend = timed != null ? timed : cuda;
         int[] devices = new int[ranks];
         Communicator[] comms = FlexLink.initAll(backend, config, devices);
         RuntimeStream[] streams = new RuntimeStream[ranks];
@@ -71,6 +74,9 @@ public final class SplitEnqueueCost {
         StackSampler sampler = Boolean.getBoolean("profile")
                 ? new StackSampler(Thread.currentThread(), "org.bytedeco.cuda.global.cudart.cudaStreamSynchronize") : null;
         for (int i = -Integer.getInteger("warmup", 3000); i < reps; i++) {
+            if (i == 0 && timed != null) {
+                timed.reset();
+            }
             long t0 = System.nanoTime();
             FlexLink.groupStart();
             for (int r = 0; r < ranks; r++) {
@@ -103,7 +109,11 @@ public final class SplitEnqueueCost {
             send[r].close();
             recv[r].close();
         }
+        double mean = Arrays.stream(t).sum() / reps;
         Arrays.sort(t);
+        if (timed != null) {
+            timed.print((long) reps * ranks, mean / ranks);
+        }
         return new double[] {t[reps / 2], t[0]};
     }
 }
