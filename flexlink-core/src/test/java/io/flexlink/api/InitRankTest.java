@@ -1,6 +1,7 @@
 package io.flexlink.api;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -17,6 +18,8 @@ import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.CollectiveHarness;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -76,14 +79,10 @@ class InitRankTest {
                 .set(FlexLinkConfig.INIT_TIMEOUT, "20s").build();
         try (HostBackend backend = new HostBackend(CONFIG)) {
             UniqueId id = FlexLink.getUniqueId();
-            ExecutorService pool = Executors.newFixedThreadPool(2);
-            Future<Communicator> a = pool.submit(() -> FlexLink.initRank(backend, CONFIG, 2, id, 0, 0));
-            Future<Communicator> b = pool.submit(() -> FlexLink.initRank(backend, other, 2, id, 1, 1));
-            for (Future<Communicator> f : List.of(a, b)) {
-                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, f::get);
-                assertEquals(Result.INVALID_USAGE, ((FlexLinkException) e.getCause()).result());
+            for (FlexLinkException e : refusedOnBoth(() -> FlexLink.initRank(backend, CONFIG, 2, id, 0, 0),
+                    () -> FlexLink.initRank(backend, other, 2, id, 1, 1))) {
+                assertEquals(Result.INVALID_USAGE, e.result());
             }
-            pool.shutdown();
         }
     }
 
@@ -110,17 +109,27 @@ class InitRankTest {
                 }
             };
             UniqueId id = FlexLink.getUniqueId();
-            ExecutorService pool = Executors.newFixedThreadPool(2);
-            Future<Communicator> a = pool.submit(() -> FlexLink.initRank(backend, quick, 2, id, 0, 0));
-            Future<Communicator> b = pool.submit(() -> FlexLink.initRank(tuned, quick, 2, id, 1, 1));
-            for (Future<Communicator> f : List.of(a, b)) {
-                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, f::get);
-                FlexLinkException cause = (FlexLinkException) e.getCause();
+            for (FlexLinkException cause : refusedOnBoth(() -> FlexLink.initRank(backend, quick, 2, id, 0, 0),
+                    () -> FlexLink.initRank(tuned, quick, 2, id, 1, 1))) {
                 assertEquals(Result.INVALID_USAGE, cause.result());
                 String m = cause.getMessage();
                 assertTrue(m.contains("configuration: rank 1 has") && m.contains("primary=host ring (tuned) but rank 0")
                         && m.contains("primary=host ring; every rank"), m);
             }
+        }
+    }
+
+    /** Runs the two ranks' creations at once; both must throw a FlexLinkException, which are returned. */
+    private static List<FlexLinkException> refusedOnBoth(Callable<Communicator> rank0, Callable<Communicator> rank1) {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            List<FlexLinkException> out = new ArrayList<>();
+            for (Future<Communicator> f : List.of(pool.submit(rank0), pool.submit(rank1))) {
+                ExecutionException e = assertThrows(ExecutionException.class, f::get);
+                out.add(assertInstanceOf(FlexLinkException.class, e.getCause()));
+            }
+            return out;
+        } finally {
             pool.shutdown();
         }
     }

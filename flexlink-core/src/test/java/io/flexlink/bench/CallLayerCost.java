@@ -11,6 +11,7 @@ import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
+import io.flexlink.testing.CallLoop;
 import java.lang.reflect.Proxy;
 import java.util.Locale;
 
@@ -46,18 +47,10 @@ public final class CallLayerCost {
             DeviceMemory buf = host.allocate(0, 8);
             long a = buf.address();
             for (int turn = 0; turn < 3; turn++) {
-                long end = System.nanoTime() + (long) (seconds * 1e9);
-                long calls = 0;
-                long t0 = System.nanoTime();
-                while (System.nanoTime() < end) {
-                    for (int i = 0; i < 1000; i++) {
-                        comm.allReduce(a, a, 2, DataType.FLOAT32, ReduceOp.SUM, s);
-                    }
-                    s.synchronize();
-                    calls += 1000;
-                }
-                System.out.println(String.format(Locale.ROOT, "turn %d: %.3f us per call (timeout %s)", turn,
-                        (System.nanoTime() - t0) / 1e3 / calls, timeout));
+                double us = CallLoop.run(() -> comm.allReduce(a, a, 2, DataType.FLOAT32, ReduceOp.SUM, s), s, seconds)
+                        .microsPerCall();
+                System.out.println(String.format(Locale.ROOT, "turn %d: %.3f us per call (timeout %s)", turn, us,
+                        timeout));
             }
             comm.close();
             buf.close();

@@ -9,13 +9,11 @@ import io.flexlink.config.ByteSizes;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
-import io.flexlink.runtime.ForwardingBackend;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.CollectiveHarness;
+import io.flexlink.testing.PathStreams;
 import io.flexlink.verify.Expected;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -44,17 +42,7 @@ public final class SplitHostCost {
                 .set(FlexLinkConfig.CHUNK_BYTES, chunk).set(FlexLinkConfig.TUNING_CACHE, "off")
                 .set(FlexLinkConfig.TIMEOUT, "0").build();
         try (HostBackend host = new HostBackend(config)) {
-            Backend dropping = new ForwardingBackend(host) {
-                @Override
-                public RuntimeStream createStream(int device, String label) {
-                    RuntimeStream s = host.createStream(device, label);
-                    return label.startsWith("pcie") ? dropping(s) : s;
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+            Backend dropping = new PathStreams(host, PathStreams.Mode.DROP);
             Communicator[] comms = FlexLink.initAll(dropping, config, new int[ranks]);
             long count = bytes / 4;
             DeviceMemory[] in = new DeviceMemory[ranks];
@@ -93,21 +81,5 @@ public final class SplitHostCost {
                 s[r].close();
             }
         }
-    }
-
-    /** {@code s}, dropping every operation enqueued on it; its queries and its end are the real stream's. */
-    private static RuntimeStream dropping(RuntimeStream s) {
-        return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
-                new Class<?>[] {RuntimeStream.class}, (proxy, m, a) -> {
-                    if (m.getReturnType() == void.class && !m.getName().equals("close")
-                            && !m.getName().equals("synchronize")) {
-                        return null;
-                    }
-                    try {
-                        return m.invoke(s, a);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
     }
 }

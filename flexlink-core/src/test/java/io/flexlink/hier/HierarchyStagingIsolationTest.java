@@ -23,10 +23,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -95,31 +91,9 @@ class HierarchyStagingIsolationTest {
         }
     }
 
+    /** The ranks of both nodes, each rank's thread telling the recording backend its rank (pool threads end after). */
     private static Communicator[] make(Recording backend, FlexLinkConfig base, UniqueId id) throws Exception {
-        int n = NODES * PER_NODE;
-        ExecutorService pool = Executors.newFixedThreadPool(n);
-        try {
-            List<Future<Communicator>> fs = new ArrayList<>();
-            for (int r = 0; r < n; r++) {
-                int rank = r;
-                FlexLinkConfig c = base.with(FlexLinkConfig.NODE_ID, "node-" + (char) ('a' + rank / PER_NODE));
-                fs.add(pool.submit(() -> {
-                    RANK.set(rank);
-                    try {
-                        return FlexLink.initRank(backend, c, n, id, rank, rank % backend.deviceCount());
-                    } finally {
-                        RANK.remove();
-                    }
-                }));
-            }
-            Communicator[] comms = new Communicator[n];
-            for (int r = 0; r < n; r++) {
-                comms[r] = fs.get(r).get(60, TimeUnit.SECONDS);
-            }
-            return comms;
-        } finally {
-            pool.shutdown();
-        }
+        return EmulatedNodes.make(backend, base, id, NODES, PER_NODE, false, RANK::set);
     }
 
     /** The assertions common to both ways of meeting; returns the PCIe staging names, node a's first. */

@@ -48,25 +48,7 @@ class HierarchyThreadsTest {
 
     static Communicator[] make(HostBackend backend, FlexLinkConfig base, int nodes, int perNode, boolean roundRobin)
             throws Exception {
-        int n = nodes * perNode;
-        UniqueId id = FlexLink.getUniqueId();
-        ExecutorService pool = Executors.newFixedThreadPool(n);
-        try {
-            List<Future<Communicator>> fs = new ArrayList<>();
-            for (int r = 0; r < n; r++) {
-                int rank = r;
-                int node = roundRobin ? r % nodes : r / perNode;
-                FlexLinkConfig c = base.with(FlexLinkConfig.NODE_ID, "node-" + (char) ('a' + node));
-                fs.add(pool.submit(() -> FlexLink.initRank(backend, c, n, id, rank, rank % backend.deviceCount())));
-            }
-            Communicator[] comms = new Communicator[n];
-            for (int r = 0; r < n; r++) {
-                comms[r] = fs.get(r).get(60, TimeUnit.SECONDS);
-            }
-            return comms;
-        } finally {
-            pool.shutdown();
-        }
+        return EmulatedNodes.make(backend, base, FlexLink.getUniqueId(), nodes, perNode, roundRobin, rank -> { });
     }
 
     static void closeAll(Communicator[] comms) {

@@ -6,18 +6,13 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLink;
 import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
-import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
-import io.flexlink.runtime.ForwardingBackend;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.CollectiveHarness;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
+import io.flexlink.testing.PathStreams;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * How many stream operations the auxiliary paths enqueue per call and per rank, counted where the engine calls
@@ -37,22 +32,11 @@ public final class StreamOpCount {
         int ranks = Integer.parseInt(args[2]);
         String chunk = args[3];
         int calls = args.length > 4 ? Integer.parseInt(args[4]) : 3;
-        Map<String, AtomicLong> counts = new ConcurrentHashMap<>();
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, ranks == 1 ? "primary,pcie" : "pcie")
                 .set(FlexLinkConfig.SHARE, ranks == 1 ? "pcie=0.1" : "auto").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
                 .set(FlexLinkConfig.CHUNK_BYTES, chunk).set(FlexLinkConfig.TUNING_CACHE, "off").build();
         try (HostBackend host = new HostBackend(config)) {
-            Backend counting = new ForwardingBackend(host) {
-                @Override
-                public RuntimeStream createStream(int device, String label) {
-                    RuntimeStream s = host.createStream(device, label);
-                    return label.startsWith("pcie") ? counted(s, counts) : s;
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+            PathStreams counting = new PathStreams(host, PathStreams.Mode.COUNT);
             Communicator[] comms = FlexLink.initAll(counting, config, new int[ranks]);
             long count = bytes / 4;
             DeviceMemory[] in = new DeviceMemory[ranks];
@@ -66,7 +50,7 @@ public final class StreamOpCount {
             }
             for (int i = 0; i <= calls; i++) {
                 if (i == 1) {
-                    counts.clear(); // the first call set things up
+                    counting.reset(); // the first call set things up
                 }
                 FlexLink.groupStart();
                 for (int r = 0; r < ranks; r++) {
@@ -80,9 +64,11 @@ public final class StreamOpCount {
             }
             Map<String, Long> per = new TreeMap<>();
             long total = 0;
-            for (Map.Entry<String, AtomicLong> e : counts.entrySet()) {
-                per.put(e.getKey(), e.getValue().get() / ((long) calls * ranks));
-                total += e.getValue().get();
+            for (Map.Entry<String, long[]> e : counting.byMethod().entrySet()) {
+                if (PathStreams.isOperation(e.getKey())) {
+                    per.put(e.getKey(), e.getValue()[0] / ((long) calls * ranks));
+                    total += e.getValue()[0];
+                }
             }
             System.out.printf("%s %d B per rank, %d ranks, chunk %s: %.1f stream operations per call per rank %s%n",
                     c, bytes, ranks, chunk, (double) total / ((long) calls * ranks), per);
@@ -93,23 +79,5 @@ public final class StreamOpCount {
                 s[r].close();
             }
         }
-    }
-
-    /** {@code s}, counting each operation enqueued on it by the method's name. */
-    private static RuntimeStream counted(RuntimeStream s, Map<String, AtomicLong> counts) {
-        return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
-                new Class<?>[] {RuntimeStream.class}, (proxy, m, a) -> {
-                    String n = m.getName();
-                    if (!n.equals("label") && !n.equals("device") && !n.equals("failure") && !n.equals("close")
-                            && !n.equals("synchronize") && !n.equals("isCapturing") && !n.equals("isIdle")
-                            && !n.equals("toString") && !n.equals("hashCode") && !n.equals("equals")) {
-                        counts.computeIfAbsent(n, k -> new AtomicLong()).incrementAndGet();
-                    }
-                    try {
-                        return m.invoke(s, a);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
     }
 }

@@ -8,6 +8,7 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.testing.CallLoop;
 import java.util.Locale;
 import org.bytedeco.cuda.global.nccl;
 import org.bytedeco.cuda.nccl.ncclComm;
@@ -24,10 +25,6 @@ import org.bytedeco.javacpp.PointerPointer;
  */
 public final class EightByteLayers {
     private EightByteLayers() {
-    }
-
-    interface Loop {
-        void call();
     }
 
     public static void main(String[] args) {
@@ -51,7 +48,7 @@ public final class EightByteLayers {
             Communicator comm = FlexLink.initAll(backend, FlexLinkConfig.fromEnvironment(), 0)[0];
             String[] names = {"raw comm, raw call", "transport's comm, raw call", "NcclComm.allReduce",
                 "Communicator.allReduce"};
-            Loop[] loops = {
+            Runnable[] loops = {
                 () -> check(nccl.ncclAllReduce(p, p, 2, nccl.ncclFloat, nccl.ncclSum, rawComm, cs.handle()), "raw"),
                 () -> check(nccl.ncclAllReduce(p, p, 2, nccl.ncclFloat, nccl.ncclSum, primaryHandle, cs.handle()), "raw"),
                 () -> primary.allReduce(a, a, 2, DataType.FLOAT32, ReduceOp.SUM, s),
@@ -61,7 +58,8 @@ public final class EightByteLayers {
             for (int t = 0; t < turns; t++) {
                 StringBuilder line = new StringBuilder("turn " + t + ":");
                 for (int l = 0; l < loops.length; l++) {
-                    line.append(String.format(Locale.ROOT, "  %s %.3f", names[l], perCall(loops[l], s, seconds)));
+                    double us = CallLoop.run(loops[l], s, seconds).microsPerCall();
+                    line.append(String.format(Locale.ROOT, "  %s %.3f", names[l], us));
                 }
                 System.out.println(line);
             }
@@ -71,20 +69,6 @@ public final class EightByteLayers {
             buf.close();
             s.close();
         }
-    }
-
-    private static double perCall(Loop loop, RuntimeStream s, double seconds) {
-        long end = System.nanoTime() + (long) (seconds * 1e9);
-        long calls = 0;
-        long t0 = System.nanoTime();
-        while (System.nanoTime() < end) {
-            for (int i = 0; i < 1000; i++) {
-                loop.call();
-            }
-            s.synchronize();
-            calls += 1000;
-        }
-        return (System.nanoTime() - t0) / 1e3 / calls;
     }
 
     private static void check(int rc, String what) {

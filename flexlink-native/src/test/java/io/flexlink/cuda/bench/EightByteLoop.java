@@ -8,6 +8,7 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.cuda.CudaBackend;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.testing.CallLoop;
 
 /**
  * A long loop of 8-byte AllReduce calls on one rank (synchronized every 1000), for a profiler (JFR) to
@@ -30,20 +31,12 @@ public final class EightByteLoop {
             if (args.length > 1 && args[1].equals("raw")) {
                 raw(seconds, a, (io.flexlink.cuda.CudaStream) s);
             }
-            long end = System.nanoTime() + seconds * 1_000_000_000L;
-            long calls = 0;
             StackSampler sampler = args.length > 1 ? null
                     : new StackSampler(Thread.currentThread(), "");
-            long t0 = System.nanoTime();
-            while (System.nanoTime() < end) {
-                for (int i = 0; i < 1000; i++) {
-                    comm.allReduce(a, a, 2, DataType.FLOAT32, ReduceOp.SUM, s);
-                }
-                s.synchronize();
-                calls += 1000;
-            }
-            System.out.printf("%d calls, %.3f us per call (with a synchronize every 1000)%n", calls,
-                    (System.nanoTime() - t0) / 1e3 / calls);
+            CallLoop.Timing t = CallLoop.run(() -> comm.allReduce(a, a, 2, DataType.FLOAT32, ReduceOp.SUM, s), s,
+                    seconds);
+            System.out.printf("%d calls, %.3f us per call (with a synchronize every 1000)%n", t.calls(),
+                    t.microsPerCall());
             if (sampler != null) {
                 sampler.close();
             }
@@ -65,19 +58,11 @@ public final class EightByteLoop {
                 address = a;
             }
         };
-        long end = System.nanoTime() + seconds * 1_000_000_000L;
-        long calls = 0;
-        long t0 = System.nanoTime();
-        while (System.nanoTime() < end) {
-            for (int i = 0; i < 1000; i++) {
-                org.bytedeco.cuda.global.nccl.ncclAllReduce(p, p, 2, org.bytedeco.cuda.global.nccl.ncclFloat,
-                        org.bytedeco.cuda.global.nccl.ncclSum, comm, s.handle());
-            }
-            s.synchronize();
-            calls += 1000;
-        }
-        System.out.printf("raw NCCL: %d calls, %.3f us per call (with a synchronize every 1000)%n", calls,
-                (System.nanoTime() - t0) / 1e3 / calls);
+        CallLoop.Timing t = CallLoop.run(() -> org.bytedeco.cuda.global.nccl.ncclAllReduce(p, p, 2,
+                org.bytedeco.cuda.global.nccl.ncclFloat, org.bytedeco.cuda.global.nccl.ncclSum, comm, s.handle()), s,
+                seconds);
+        System.out.printf("raw NCCL: %d calls, %.3f us per call (with a synchronize every 1000)%n", t.calls(),
+                t.microsPerCall());
         org.bytedeco.cuda.global.nccl.ncclCommDestroy(comm);
     }
 }

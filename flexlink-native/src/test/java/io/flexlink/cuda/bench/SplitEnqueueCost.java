@@ -10,6 +10,7 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.cuda.CudaBackend;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.testing.PathStreams;
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -22,7 +23,7 @@ import java.util.Locale;
  * ranks on one GPU run the PCIe path alone.
  * Usage: {@code SplitEnqueueCost reps chunk enqueueThread coll:size:ranks:share ...}; with the system property
  * {@code profile=true}, the calling thread's stack is sampled ({@link StackSampler}) while it enqueues; with
- * {@code timed=true}, each operation on the auxiliary paths' streams is timed ({@link TimedStreams}).
+ * {@code timed=true}, each operation on the auxiliary paths' streams is timed ({@link PathStreams}).
  */
 public final class SplitEnqueueCost {
     private SplitEnqueueCost() {
@@ -55,7 +56,7 @@ public final class SplitEnqueueCost {
     }
 
     static double[] measure(CudaBackend cuda, FlexLinkConfig config, Collective c, long size, int ranks, int reps) {
-        TimedStreams timed = Boolean.getBoolean("timed") ? new TimedStreams(cuda) : null;
+        PathStreams timed = Boolean.getBoolean("timed") ? new PathStreams(cuda, PathStreams.Mode.TIME) : null;
         io.flexlink.runtime.Backend backend = timed != null ? timed : cuda;
         int[] devices = new int[ranks];
         Communicator[] comms = FlexLink.initAll(backend, config, devices);
@@ -112,7 +113,7 @@ public final class SplitEnqueueCost {
         double mean = Arrays.stream(t).sum() / reps;
         Arrays.sort(t);
         if (timed != null) {
-            timed.print((long) reps * ranks, mean / ranks);
+            timed.printTimes((long) reps * ranks, mean / ranks);
         }
         return new double[] {t[reps / 2], t[0]};
     }
