@@ -83,10 +83,10 @@ final class ReduceKernels implements AutoCloseable {
             CUfunc_st[][] rows = new CUfunc_st[types.length][ops.length];
             CUfunc_st[] scales = new CUfunc_st[types.length];
             for (DataType t : types) {
-                scales[t.ordinal()] = module.function(scaleFunctionName(t));
+                scales[t.ordinal()] = module.function(functionName(SCALE, t, null));
                 for (ReduceOp o : ops) {
-                    fns[t.ordinal()][o.ordinal()] = module.function(functionName(t, o));
-                    rows[t.ordinal()][o.ordinal()] = module.function(rowsFunctionName(t, o));
+                    fns[t.ordinal()][o.ordinal()] = module.function(functionName(REDUCE, t, o));
+                    rows[t.ordinal()][o.ordinal()] = module.function(functionName(ROWS, t, o));
                 }
             }
             int[] sms = new int[1];
@@ -112,19 +112,20 @@ final class ReduceKernels implements AutoCloseable {
         }
     }
 
-    /** {@code flexlink_reduce_<type>_<op>}, e.g. {@code flexlink_reduce_bfloat16_sum}. */
-    static String functionName(DataType t, ReduceOp o) {
-        return "flexlink_reduce_" + t.name().toLowerCase(Locale.ROOT) + "_" + o.name().toLowerCase(Locale.ROOT);
-    }
+    /** The kernels' name prefixes: reduce.cu's {@code flexlink_<kind>_<type>[_<op>]}. */
+    static final String REDUCE = "reduce";
+    /** The whole chain of one owner's reduction in one kernel. */
+    static final String ROWS = "rows";
+    /** A PreMulSum's multiplication, or a pre-scaled average's division (no op in the name). */
+    static final String SCALE = "scale";
 
-    /** {@code flexlink_rows_<type>_<op>}: the whole chain of one owner's reduction in one kernel. */
-    static String rowsFunctionName(DataType t, ReduceOp o) {
-        return "flexlink_rows_" + t.name().toLowerCase(Locale.ROOT) + "_" + o.name().toLowerCase(Locale.ROOT);
-    }
-
-    /** {@code flexlink_scale_<type>}: a PreMulSum's multiplication, or a pre-scaled average's division. */
-    static String scaleFunctionName(DataType t) {
-        return "flexlink_scale_" + t.name().toLowerCase(Locale.ROOT);
+    /**
+     * {@code flexlink_<kind>_<type>_<op>}, e.g. {@code flexlink_reduce_bfloat16_sum}; without {@code _<op>} when
+     * {@code o} is null.
+     */
+    static String functionName(String kind, DataType t, ReduceOp o) {
+        return "flexlink_" + kind + "_" + t.name().toLowerCase(Locale.ROOT)
+                + (o == null ? "" : "_" + o.name().toLowerCase(Locale.ROOT));
     }
 
     @Override

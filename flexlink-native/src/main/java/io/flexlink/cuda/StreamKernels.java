@@ -52,8 +52,8 @@ final class StreamKernels implements AutoCloseable {
         UNSAFE.putLong(v + 32, count);
         UNSAFE.putLong(v + 40, k); // int parameters: the low 4 bytes (little-endian)
         UNSAFE.putLong(v + 48, ranks);
-        launchKernel(kd.rowFunctions[type.ordinal()][op.ordinal()], kd.grid(count, type.size()),
-                ReduceKernels.rowsFunctionName(type, op));
+        launchKernel(kd.rowFunctions[type.ordinal()][op.ordinal()], kd.grid(count, type.size()), ReduceKernels.ROWS,
+                type, op);
     }
 
     /** {@code dst = a * *scalar}, or {@code a / divisor} when {@code scalar} is 0 (then never a 0 divisor). */
@@ -65,7 +65,7 @@ final class StreamKernels implements AutoCloseable {
         UNSAFE.putLong(v + 16, count);
         UNSAFE.putLong(v + 24, scalar);
         UNSAFE.putLong(v + 32, divisor);
-        launchKernel(k.scaleFunctions[type.ordinal()], k.grid(count, type.size()), ReduceKernels.scaleFunctionName(type));
+        launchKernel(k.scaleFunctions[type.ordinal()], k.grid(count, type.size()), ReduceKernels.SCALE, type, null);
     }
 
     /** {@code dst = a op b} elementwise, {@code count > 0}; an AVG's divisor is checked first. */
@@ -81,8 +81,8 @@ final class StreamKernels implements AutoCloseable {
         UNSAFE.putLong(v + 16, b);
         UNSAFE.putLong(v + 24, count);
         UNSAFE.putLong(v + 32, divisor); // an int parameter: the low 4 bytes (little-endian)
-        launchKernel(k.functions[type.ordinal()][op.ordinal()], k.grid(count, type.size()),
-                ReduceKernels.functionName(type, op));
+        launchKernel(k.functions[type.ordinal()][op.ordinal()], k.grid(count, type.size()), ReduceKernels.REDUCE,
+                type, op);
     }
 
     /**
@@ -90,7 +90,7 @@ final class StreamKernels implements AutoCloseable {
      * which must be the stream's; the real current device is read (the application may have switched it
      * since FlexLink last did) and given back afterwards, as NCCL leaves the caller's device alone.
      */
-    private void launchKernel(CUfunc_st fn, int grid, String name) {
+    private void launchKernel(CUfunc_st fn, int grid, String kind, DataType type, ReduceOp op) {
         int previous = Devices.enter(device);
         int rc;
         try {
@@ -100,7 +100,8 @@ final class StreamKernels implements AutoCloseable {
             Devices.exit(previous);
         }
         if (rc != 0) {
-            throw status.fail(rc, "cuLaunchKernel(" + name + ")", true);
+            // the name is built only here: a launch that works allocates nothing
+            throw status.fail(rc, "cuLaunchKernel(" + ReduceKernels.functionName(kind, type, op) + ")", true);
         }
     }
 

@@ -77,8 +77,9 @@ final class StreamStatus {
     FlexLinkException failure() {
         FlexLinkException f = failure;
         long now = System.nanoTime();
-        if (f == null && !closed && now - queriedAt >= QUERY_INTERVAL_NANOS && !isCapturing()) {
-            // a query of a stream being captured would invalidate the application's graph
+        if (f == null && !closed && now - queriedAt >= QUERY_INTERVAL_NANOS) {
+            // query() asks the capture state first: a query of a stream being captured would invalidate the
+            // application's graph, so such a stream answers "not ready" without one
             queriedAt = now;
             int rc = query();
             if (rc != 0 && rc != cudart.cudaErrorNotReady) {
