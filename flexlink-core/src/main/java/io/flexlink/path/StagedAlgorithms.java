@@ -291,7 +291,7 @@ final class StagedAlgorithms implements AutoCloseable {
             long cl = chunks.length(c);
             int item = resultItem(c, chunks.count());
             if (sending) {
-                send.waitEvent(reduced[c & 1]);
+                send.waitEventAfterBatch(reduced[c & 1]); // behind the slot's waits: one batch, not two
                 long mine = Math.max(0, Math.min(cl, myLen - cs));
                 channel.send(send, item, rows.set(out + cs * sz, 0, mine * sz), consumers);
             }

@@ -16,6 +16,8 @@ import io.flexlink.runtime.RuntimeStream;
 public final class Lane {
     private RuntimeStream stream;
     private final MemOps pending = new MemOps();
+    /** An event to wait for after the pending batch, before the next other operation ({@link #waitEventAfterBatch}). */
+    private RuntimeEvent deferred;
 
     public Lane(RuntimeStream stream) {
         this.stream = stream;
@@ -44,7 +46,7 @@ public final class Lane {
         pending.write(memory, offset, value);
     }
 
-    /** Enqueues the pending batch; returns the stream for the operation that follows it. */
+    /** Enqueues the pending batch (and the wait deferred behind it); returns the stream for the next operation. */
     public RuntimeStream flush() {
         if (!pending.isEmpty()) {
             try {
@@ -53,12 +55,32 @@ public final class Lane {
                 pending.clear();
             }
         }
+        RuntimeEvent e = deferred;
+        if (e != null) {
+            deferred = null;
+            stream.waitEvent(e);
+        }
         return stream;
     }
 
-    /** Forgets the pending batch without enqueueing it (a failed call; nothing of it may run). */
+    /**
+     * Waits for {@code event} behind the flag batch that is pending when the lane's next other operation comes,
+     * instead of now: a wait enqueued now would end the batch, and the waits and writes added after it would
+     * make a batch of their own, one stream operation more. For an operation that needs the event's work and
+     * the flags alike (a copy after its slot's waits); it refers to the event's latest record at that
+     * operation, so the event must not be recorded again before it.
+     */
+    public void waitEventAfterBatch(RuntimeEvent event) {
+        if (deferred != null) {
+            flush();
+        }
+        deferred = event;
+    }
+
+    /** Forgets the pending batch and a deferred wait without enqueueing them (a failed call; nothing may run). */
     public void discard() {
         pending.clear();
+        deferred = null;
     }
 
     public void copy(long dst, long src, long bytes) {
