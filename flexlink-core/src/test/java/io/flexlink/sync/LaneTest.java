@@ -1,0 +1,95 @@
+package io.flexlink.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.MemOps;
+import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.host.HostBackend;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A lane's batching as its stream sees it: flag operations in a row make one batch, flushed before any other
+ * operation, and a wait deferred behind the batch ({@link Lane#waitEventAfterBatch}) goes right after it, so
+ * the waits added after the deferral join the same batch.
+ */
+class LaneTest {
+    /** A stream that only records what it is given: "memOps(n)" with the batch's size, or the method's name. */
+    private static RuntimeStream recording(List<String> log) {
+        return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
+                new Class<?>[] {RuntimeStream.class}, (proxy, m, a) -> {
+                    String n = m.getName();
+                    if (n.equals("memOps")) {
+                        log.add("memOps(" + ((MemOps) a[0]).size() + ")");
+                    } else if (n.equals("waitEvent")) {
+                        log.add("waitEvent(" + a[0] + ")");
+                    } else if (m.getReturnType() == void.class) {
+                        log.add(n);
+                    }
+                    return null;
+                });
+    }
+
+    @Test
+    void aDeferredWaitGoesBehindTheBatchThatTheLaterWaitsJoin() {
+        try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
+            PinnedMemory flags = backend.allocatePinned(4096);
+            RuntimeEvent reduced = backend.createEvent(0, false);
+            List<String> log = new ArrayList<>();
+            Lane lane = new Lane(recording(log));
+            lane.write(flags, 0, Flags.FULL); // the previous item's ready words
+            lane.write(flags, 64, Flags.FULL);
+            lane.waitEventAfterBatch(reduced);
+            lane.waitAny(flags, 128, Flags.FREE); // the next item's slot waits
+            lane.waitAny(flags, 192, Flags.FREE);
+            lane.copy(1 << 20, 2 << 20, 4096);
+            assertEquals(List.of("memOps(4)", "waitEvent(" + reduced + ")", "copy"), log);
+            reduced.close();
+            flags.close();
+        }
+    }
+
+    @Test
+    void anImmediateWaitEndsTheBatch() {
+        try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
+            PinnedMemory flags = backend.allocatePinned(4096);
+            RuntimeEvent reduced = backend.createEvent(0, false);
+            List<String> log = new ArrayList<>();
+            Lane lane = new Lane(recording(log));
+            lane.write(flags, 0, Flags.FULL);
+            lane.waitEvent(reduced);
+            lane.waitAny(flags, 128, Flags.FREE);
+            lane.copy(1 << 20, 2 << 20, 4096);
+            assertEquals(List.of("memOps(1)", "waitEvent(" + reduced + ")", "memOps(1)", "copy"), log);
+            reduced.close();
+            flags.close();
+        }
+    }
+
+    @Test
+    void aSecondDeferralFlushesTheFirstAndDiscardForgetsBoth() {
+        try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
+            PinnedMemory flags = backend.allocatePinned(4096);
+            RuntimeEvent a = backend.createEvent(0, false);
+            RuntimeEvent b = backend.createEvent(0, false);
+            List<String> log = new ArrayList<>();
+            Lane lane = new Lane(recording(log));
+            lane.write(flags, 0, Flags.FULL);
+            lane.waitEventAfterBatch(a);
+            lane.waitEventAfterBatch(b); // each wait refers to its event's record of now: a goes out first
+            assertEquals(List.of("memOps(1)", "waitEvent(" + a + ")"), log);
+            lane.waitAny(flags, 128, Flags.FREE);
+            lane.discard();
+            lane.flush();
+            assertEquals(List.of("memOps(1)", "waitEvent(" + a + ")"), log, "a discarded lane enqueues nothing");
+            a.close();
+            b.close();
+            flags.close();
+        }
+    }
+}
