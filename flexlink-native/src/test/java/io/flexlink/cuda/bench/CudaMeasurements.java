@@ -27,7 +27,8 @@ import java.util.SplittableRandom;
  * (c) host enqueue time of an 8-byte AllReduce: FlexLink, the facade, raw bytedeco NCCL, and
  * (d) heap bytes allocated per steady-state call ({@link EnqueueMeasurements});
  * (e) the two strided-primary AllGather variants at one rank.
- * Usage: {@code CudaMeasurements [reps]}.
+ * Usage: {@code CudaMeasurements [reps]}; {@code -Dparts=a,b,...} runs only those parts (default all),
+ * {@code -Dchunks=8M,4M,2M} sets (a)'s chunk sizes.
  */
 public final class CudaMeasurements {
     static final long MB = 1 << 20;
@@ -45,14 +46,29 @@ public final class CudaMeasurements {
         try {
             System.out.println("# FlexLink CUDA measurements on " + backend.topology().describe());
             // the sections that hold streams on host counters (gated) come last
-            kernels();
-            EnqueueMeasurements.run(backend);
-            strided();
-            consumersInPath();
-            pcie();
+            if (part("b")) {
+                kernels();
+            }
+            if (part("c") || part("d")) {
+                EnqueueMeasurements.run(backend);
+            }
+            if (part("e")) {
+                strided();
+            }
+            if (part("b")) {
+                consumersInPath();
+            }
+            if (part("a")) {
+                pcie();
+            }
         } finally {
             backend.close();
         }
+    }
+
+    private static boolean part(String name) {
+        String parts = System.getProperty("parts", "a,b,c,d,e");
+        return Arrays.asList(parts.split(",")).contains(name);
     }
 
     static double median(double[] t) {
@@ -210,7 +226,7 @@ public final class CudaMeasurements {
             // bytes crossing PCIe each way, both ranks together: AllGather each rank's half once;
             // AllReduce each rank's buffer twice (its contributions out, then its reduced segment out)
             long perDirection = c == Collective.ALL_GATHER ? size : 2 * size;
-            for (String chunk : new String[] {"8M", "4M", "2M"}) {
+            for (String chunk : System.getProperty("chunks", "8M,4M,2M").split(",")) {
                 for (int slots : new int[] {2, 4}) {
                     double[] g = pcieMillis(c, size, chunk, slots, true);
                     double[] u = pcieMillis(c, size, chunk, slots, false);
@@ -300,7 +316,7 @@ public final class CudaMeasurements {
         System.out.println("## (b) reduceFromHost consumers inside the PCIe path: AllReduce 256 MB fp32, 2 ranks on GPU 0,"
                 + " 4 slots, gated (GPU ms)");
         row("%8s %10s %10s %8s", "chunk", "fused ms", "staged ms", "faster");
-        for (String chunk : new String[] {"8M", "4M", "2M"}) {
+        for (String chunk : System.getProperty("chunks", "8M,4M,2M").split(",")) {
             BenchAccess.stagedMinBytes(Long.MAX_VALUE);
             double fused = pcieMillis(Collective.ALL_REDUCE, 256 * MB, chunk, 4, true)[0];
             BenchAccess.stagedMinBytes(0);
