@@ -11,6 +11,8 @@ import io.flexlink.runtime.host.HostBackend;
 import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +21,27 @@ import org.junit.jupiter.api.Test;
  * the waits added after the deferral join the same batch.
  */
 class LaneTest {
+    private HostBackend backend;
+    private PinnedMemory flags;
+    private RuntimeEvent reduced;
+    private final List<String> log = new ArrayList<>();
+    private Lane lane;
+
+    @BeforeEach
+    void open() {
+        backend = new HostBackend(FlexLinkConfig.builder().build());
+        flags = backend.allocatePinned(4096);
+        reduced = backend.createEvent(0, false);
+        lane = new Lane(recording(log));
+    }
+
+    @AfterEach
+    void close() {
+        reduced.close();
+        flags.close();
+        backend.close();
+    }
+
     /** A stream that only records what it is given: "memOps(n)" with the batch's size, or the method's name. */
     private static RuntimeStream recording(List<String> log) {
         return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
@@ -37,59 +60,35 @@ class LaneTest {
 
     @Test
     void aDeferredWaitGoesBehindTheBatchThatTheLaterWaitsJoin() {
-        try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
-            PinnedMemory flags = backend.allocatePinned(4096);
-            RuntimeEvent reduced = backend.createEvent(0, false);
-            List<String> log = new ArrayList<>();
-            Lane lane = new Lane(recording(log));
-            lane.write(flags, 0, Flags.FULL); // the previous item's ready words
-            lane.write(flags, 64, Flags.FULL);
-            lane.waitEventAfterBatch(reduced);
-            lane.waitAny(flags, 128, Flags.FREE); // the next item's slot waits
-            lane.waitAny(flags, 192, Flags.FREE);
-            lane.copy(1 << 20, 2 << 20, 4096);
-            assertEquals(List.of("memOps(4)", "waitEvent(" + reduced + ")", "copy"), log);
-            reduced.close();
-            flags.close();
-        }
+        lane.write(flags, 0, Flags.FULL); // the previous item's ready words
+        lane.write(flags, 64, Flags.FULL);
+        lane.waitEventAfterBatch(reduced);
+        lane.waitAny(flags, 128, Flags.FREE); // the next item's slot waits
+        lane.waitAny(flags, 192, Flags.FREE);
+        lane.copy(1 << 20, 2 << 20, 4096);
+        assertEquals(List.of("memOps(4)", "waitEvent(" + reduced + ")", "copy"), log);
     }
 
     @Test
     void anImmediateWaitEndsTheBatch() {
-        try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
-            PinnedMemory flags = backend.allocatePinned(4096);
-            RuntimeEvent reduced = backend.createEvent(0, false);
-            List<String> log = new ArrayList<>();
-            Lane lane = new Lane(recording(log));
-            lane.write(flags, 0, Flags.FULL);
-            lane.waitEvent(reduced);
-            lane.waitAny(flags, 128, Flags.FREE);
-            lane.copy(1 << 20, 2 << 20, 4096);
-            assertEquals(List.of("memOps(1)", "waitEvent(" + reduced + ")", "memOps(1)", "copy"), log);
-            reduced.close();
-            flags.close();
-        }
+        lane.write(flags, 0, Flags.FULL);
+        lane.waitEvent(reduced);
+        lane.waitAny(flags, 128, Flags.FREE);
+        lane.copy(1 << 20, 2 << 20, 4096);
+        assertEquals(List.of("memOps(1)", "waitEvent(" + reduced + ")", "memOps(1)", "copy"), log);
     }
 
     @Test
     void aSecondDeferralFlushesTheFirstAndDiscardForgetsBoth() {
-        try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
-            PinnedMemory flags = backend.allocatePinned(4096);
-            RuntimeEvent a = backend.createEvent(0, false);
-            RuntimeEvent b = backend.createEvent(0, false);
-            List<String> log = new ArrayList<>();
-            Lane lane = new Lane(recording(log));
-            lane.write(flags, 0, Flags.FULL);
-            lane.waitEventAfterBatch(a);
-            lane.waitEventAfterBatch(b); // each wait refers to its event's record of now: a goes out first
-            assertEquals(List.of("memOps(1)", "waitEvent(" + a + ")"), log);
-            lane.waitAny(flags, 128, Flags.FREE);
-            lane.discard();
-            lane.flush();
-            assertEquals(List.of("memOps(1)", "waitEvent(" + a + ")"), log, "a discarded lane enqueues nothing");
-            a.close();
-            b.close();
-            flags.close();
-        }
+        RuntimeEvent b = backend.createEvent(0, false);
+        lane.write(flags, 0, Flags.FULL);
+        lane.waitEventAfterBatch(reduced);
+        lane.waitEventAfterBatch(b); // each wait refers to its event's record of now: the first goes out first
+        assertEquals(List.of("memOps(1)", "waitEvent(" + reduced + ")"), log);
+        lane.waitAny(flags, 128, Flags.FREE);
+        lane.discard();
+        lane.flush();
+        assertEquals(List.of("memOps(1)", "waitEvent(" + reduced + ")"), log, "a discarded lane enqueues nothing");
+        b.close();
     }
 }
