@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# On the GPU host: runs a command of .gpu/run (test | java MAIN [args] | jar PATH [args]) on the second build
+# that scripts/ab-pack.sh wrote into .gpu-b/: the same runtime, libraries and launcher, that build's modules.
+# Alternate it with .gpu/run in one device call to compare two revisions on one machine, e.g.
+#   for t in 1 2 3; do bash .gpu/run java io.flexlink.cuda.EightByteLayers 1.5 1
+#                      bash scripts/ab-run.sh java io.flexlink.cuda.EightByteLayers 1.5 1; done
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+[[ -f $root/.gpu-b/REV ]] || { echo "ab-run: no .gpu-b/ (scripts/ab-pack.sh REV, then carry .gpu-b)" >&2; exit 2; }
+b=${TMPDIR:-/tmp}/gpu-b-$(cat "$root/.gpu-b/REV")
+if [[ ! -x $b/run ]]; then
+  rm -rf "$b" && mkdir -p "$b/modules"
+  for f in lib console jre.tar.xz; do ln -s "$root/.gpu/$f" "$b/$f"; done
+  cp "$root/.gpu/run" "$b/run"
+  for m in "$root"/.gpu-b/*/; do cp -r "$m" "$b/modules/"; done
+fi
+exec bash "$b/run" "$@"
