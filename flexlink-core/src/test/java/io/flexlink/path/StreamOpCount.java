@@ -2,14 +2,11 @@ package io.flexlink.path;
 
 import io.flexlink.Collective;
 import io.flexlink.Communicator;
-import io.flexlink.DataType;
 import io.flexlink.FlexLink;
-import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
-import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
-import io.flexlink.testing.CollectiveHarness;
+import io.flexlink.testing.GroupCalls;
 import io.flexlink.testing.PathStreams;
 import java.util.Map;
 import java.util.TreeMap;
@@ -32,35 +29,17 @@ public final class StreamOpCount {
         int ranks = Integer.parseInt(args[2]);
         String chunk = args[3];
         int calls = args.length > 4 ? Integer.parseInt(args[4]) : 3;
-        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, ranks == 1 ? "primary,pcie" : "pcie")
-                .set(FlexLinkConfig.SHARE, ranks == 1 ? "pcie=0.1" : "auto").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
-                .set(FlexLinkConfig.CHUNK_BYTES, chunk).set(FlexLinkConfig.TUNING_CACHE, "off").build();
+        FlexLinkConfig config = GroupCalls.probeConfig(ranks, chunk).build();
         try (HostBackend host = new HostBackend(config)) {
             PathStreams counting = new PathStreams(host, PathStreams.Mode.COUNT);
             Communicator[] comms = FlexLink.initAll(counting, config, new int[ranks]);
-            long count = bytes / 4;
-            DeviceMemory[] in = new DeviceMemory[ranks];
-            DeviceMemory[] out = new DeviceMemory[ranks];
-            RuntimeStream[] s = new RuntimeStream[ranks];
-            long outElems = io.flexlink.verify.Expected.outputCount(c, count, ranks);
-            for (int r = 0; r < ranks; r++) {
-                in[r] = host.allocate(0, 4 * io.flexlink.verify.Expected.inputCount(c, count, ranks));
-                out[r] = host.allocate(0, 4 * outElems);
-                s[r] = host.createStream(0, "user.r" + r);
-            }
+            GroupCalls group = new GroupCalls(host, comms, c, bytes / 4, ranks - 1);
             for (int i = 0; i <= calls; i++) {
                 if (i == 1) {
                     counting.reset(); // the first call set things up
                 }
-                FlexLink.groupStart();
-                for (int r = 0; r < ranks; r++) {
-                    CollectiveHarness.enqueue(c, comms[r], in[r].address(), out[r].address(), count, DataType.FLOAT32,
-                            ReduceOp.SUM, ranks - 1, s[r]);
-                }
-                FlexLink.groupEnd();
-                for (RuntimeStream x : s) {
-                    x.synchronize();
-                }
+                group.enqueue();
+                group.synchronize();
             }
             Map<String, Long> per = new TreeMap<>();
             long total = 0;
@@ -72,12 +51,7 @@ public final class StreamOpCount {
             }
             System.out.printf("%s %d B per rank, %d ranks, chunk %s: %.1f stream operations per call per rank %s%n",
                     c, bytes, ranks, chunk, (double) total / ((long) calls * ranks), per);
-            for (int r = 0; r < ranks; r++) {
-                comms[r].close();
-                in[r].close();
-                out[r].close();
-                s[r].close();
-            }
+            group.close();
         }
     }
 }

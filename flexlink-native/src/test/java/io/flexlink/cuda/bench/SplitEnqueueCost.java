@@ -2,14 +2,11 @@ package io.flexlink.cuda.bench;
 
 import io.flexlink.Collective;
 import io.flexlink.Communicator;
-import io.flexlink.DataType;
 import io.flexlink.FlexLink;
-import io.flexlink.ReduceOp;
 import io.flexlink.config.ByteSizes;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.cuda.CudaBackend;
-import io.flexlink.runtime.DeviceMemory;
-import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.testing.GroupCalls;
 import io.flexlink.testing.PathStreams;
 import java.util.Arrays;
 import java.util.Locale;
@@ -60,56 +57,19 @@ public final class SplitEnqueueCost {
         io.flexlink.runtime.Backend backend = timed != null ? timed : cuda;
         int[] devices = new int[ranks];
         Communicator[] comms = FlexLink.initAll(backend, config, devices);
-        RuntimeStream[] streams = new RuntimeStream[ranks];
-        DeviceMemory[] send = new DeviceMemory[ranks];
-        DeviceMemory[] recv = new DeviceMemory[ranks];
         long perRank = c == Collective.ALL_GATHER || c == Collective.REDUCE_SCATTER ? size / ranks : size;
-        long count = perRank / 4;
-        for (int r = 0; r < ranks; r++) {
-            streams[r] = backend.createStream(0, "user" + r);
-            send[r] = backend.allocate(0, c == Collective.REDUCE_SCATTER ? size : perRank);
-            recv[r] = backend.allocate(0, c == Collective.ALL_GATHER ? size : perRank);
-            backend.fill(send[r].address(), send[r].byteSize(), (byte) 1);
-        }
-        double[] t = new double[reps];
+        GroupCalls group = new GroupCalls(backend, comms, c, perRank / 4, 0).fill(backend, (byte) 1);
         StackSampler sampler = Boolean.getBoolean("profile")
                 ? new StackSampler(Thread.currentThread(), "org.bytedeco.cuda.global.cudart.cudaStreamSynchronize") : null;
-        for (int i = -Integer.getInteger("warmup", 3000); i < reps; i++) {
-            if (i == 0 && timed != null) {
+        double[] t = group.time(Integer.getInteger("warmup", 3000), reps, () -> {
+            if (timed != null) {
                 timed.reset();
             }
-            long t0 = System.nanoTime();
-            FlexLink.groupStart();
-            for (int r = 0; r < ranks; r++) {
-                long s = send[r].address();
-                long d = recv[r].address();
-                switch (c) {
-                    case ALL_REDUCE: comms[r].allReduce(s, d, count, DataType.FLOAT32, ReduceOp.SUM, streams[r]); break;
-                    case ALL_GATHER: comms[r].allGather(s, d, count, DataType.FLOAT32, streams[r]); break;
-                    case REDUCE_SCATTER:
-                        comms[r].reduceScatter(s, d, count, DataType.FLOAT32, ReduceOp.SUM, streams[r]);
-                        break;
-                    default: comms[r].broadcast(s, d, count, DataType.FLOAT32, 0, streams[r]);
-                }
-            }
-            FlexLink.groupEnd();
-            long t1 = System.nanoTime();
-            for (RuntimeStream s : streams) {
-                s.synchronize();
-            }
-            if (i >= 0) {
-                t[i] = (t1 - t0) / 1e3;
-            }
-        }
+        });
         if (sampler != null) {
             sampler.close();
         }
-        for (int r = 0; r < ranks; r++) {
-            comms[r].close();
-            streams[r].close();
-            send[r].close();
-            recv[r].close();
-        }
+        group.close();
         double mean = Arrays.stream(t).sum() / reps;
         Arrays.sort(t);
         if (timed != null) {
