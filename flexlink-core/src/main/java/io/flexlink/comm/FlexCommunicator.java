@@ -77,8 +77,10 @@ public final class FlexCommunicator extends ParentCommunicator {
         Path[] aux = auxPaths.toArray(new Path[0]);
         this.shares = shares;
         this.grouped = new GroupedCalls(aux.length);
-        this.member = new GroupMember(this::planAndLaunchPrimary, this::launchAuxiliaryAndJoin, this::underCallLock,
-                () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear);
+        this.member = new GroupMember(() -> planAndLaunchPrimary(true), this::launchAuxiliaryAndJoin,
+                this::underCallLock, () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear);
+        this.alone = new GroupMember(() -> planAndLaunchPrimary(false), this::launchAuxiliaryAndJoin,
+                this::underCallLock, () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear);
         List<String> names = PathNames.of(primary, aux);
         int[] streams = PathNames.streams(aux);
         this.counters = new PathCounters(names);
@@ -211,7 +213,7 @@ public final class FlexCommunicator extends ParentCommunicator {
                 w.enter(c, life.now());
             }
             try {
-                Groups.single(member);
+                Groups.single(alone);
             } finally {
                 if (w != null) {
                     w.exit();
@@ -228,6 +230,8 @@ public final class FlexCommunicator extends ParentCommunicator {
     // ---- the group's end: plan, launch ----
 
     private final Groups.Member member;
+    /** A call outside any group: checked by {@link #enqueue} a moment ago, under the lock it still holds. */
+    private final Groups.Member alone;
 
     /** {@code part} under the call lock (a group member's discarding and estimate). */
     private <T> T underCallLock(java.util.function.Supplier<T> part) {
@@ -246,10 +250,12 @@ public final class FlexCommunicator extends ParentCommunicator {
      * group runs every call whole on the primary path, in order, exactly as NCCL would (without a primary
      * path every call is split, and each is joined before the next one forks).
      */
-    private void planAndLaunchPrimary() {
+    private void planAndLaunchPrimary(boolean check) {
         lock.lock();
         try {
-            life.checkUsable();
+            if (check) {
+                life.checkUsable(); // the group's calls were checked when they were made; time has passed since
+            }
             int collectives = 0;
             RuntimeStream transfers = null;
             for (int i = 0; i < grouped.size(); i++) {

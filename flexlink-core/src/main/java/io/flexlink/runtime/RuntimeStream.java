@@ -145,6 +145,14 @@ public interface RuntimeStream extends Stream {
     /** The first failure of work on this stream, or null; never blocks. */
     io.flexlink.FlexLinkException failure();
 
+    /**
+     * The failure this stream already knows of (a rejected operation, a failure found before), or null, without
+     * asking the device: no query and no clock read, for the checks between two {@link #failure()} polls.
+     */
+    default io.flexlink.FlexLinkException knownFailure() {
+        return failure();
+    }
+
     /** Records {@code event} at the current end of this stream. */
     void record(RuntimeEvent event);
 

@@ -22,7 +22,7 @@ public final class PathStreams extends ForwardingBackend {
     public enum Mode { COUNT, TIME, DROP }
 
     /** Methods that enqueue nothing: queries and the stream's own end. */
-    private static final Set<String> NOT_OPERATIONS = Set.of("label", "device", "failure", "close", "synchronize",
+    private static final Set<String> NOT_OPERATIONS = Set.of("label", "device", "failure", "knownFailure", "close", "synchronize",
             "isCapturing", "isIdle", "toString", "hashCode", "equals");
 
     private final Mode mode;

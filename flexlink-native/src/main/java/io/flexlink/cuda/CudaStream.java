@@ -312,6 +312,11 @@ public final class CudaStream implements RuntimeStream {
     }
 
     @Override
+    public FlexLinkException knownFailure() {
+        return status.firstFailure();
+    }
+
+    @Override
     public void synchronize() {
         if (status.closed()) {
             return;

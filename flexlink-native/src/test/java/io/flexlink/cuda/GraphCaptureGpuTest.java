@@ -226,6 +226,54 @@ class GraphCaptureGpuTest {
         }
     }
 
+    /**
+     * Many calls below the split size in one capture, the watchdog on: none may leave an event recorded into the
+     * capture in the watchdog's ring. Its retirement, when the ring fills (on the calling thread, inside the
+     * capture and after it), queries those events, and CUDA refuses a query of an event last recorded in a
+     * capture (cudaErrorCapturedEvent).
+     */
+    @org.junit.jupiter.api.Test
+    void manyCallsBelowTheSplitSizeInOneCaptureLeaveTheWatchdogAlone() {
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda")
+                .set(FlexLinkConfig.SHARE, "pcie=0.3").set(FlexLinkConfig.TUNING_CACHE, "off").build();
+        int calls = 200;
+        int n = 1024;
+        java.nio.ByteBuffer data = java.nio.ByteBuffer.allocateDirect(4 * n).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        java.util.SplittableRandom random = new java.util.SplittableRandom(11);
+        for (int i = 0; i < n; i++) {
+            data.putFloat(4 * i, (float) random.nextInt(1 << 20));
+        }
+        try (CudaBackend backend = GpuTests.open()) {
+            Communicator comm = FlexLink.initAll(backend, config, new int[1])[0];
+            RuntimeStream stream = backend.createStream(0, "graph.many");
+            try (DeviceMemory buf = backend.allocate(0, 4L * n)) {
+                backend.upload(buf.address(), data);
+                stream.beginCapture();
+                for (int i = 0; i < calls; i++) {
+                    comm.allReduce(buf.address(), buf.address(), n, DataType.FLOAT32, ReduceOp.SUM, stream);
+                }
+                RuntimeGraph graph = stream.endCapture();
+                for (int replay = 0; replay < 3; replay++) {
+                    graph.launch(stream);
+                }
+                for (int i = 0; i < calls; i++) { // eager calls fill the ring again: its retirement runs
+                    comm.allReduce(buf.address(), buf.address(), n, DataType.FLOAT32, ReduceOp.SUM, stream);
+                }
+                stream.synchronize();
+                graph.close();
+                java.nio.ByteBuffer back = java.nio.ByteBuffer.allocateDirect(4 * n).order(data.order());
+                backend.download(back, buf.address());
+                for (int i = 0; i < n; i++) {
+                    assertEquals(data.getFloat(4 * i), back.getFloat(4 * i), "element " + i + ": 1 rank's SUM");
+                }
+                assertEquals(io.flexlink.Result.SUCCESS, comm.getAsyncError());
+            } finally {
+                comm.close();
+                stream.close();
+            }
+        }
+    }
+
     private static List<String> replays(CudaBackend backend, Communicator[] comms, RuntimeStream[] streams,
                                         Collective c, long count) {
         return replays(backend, comms, streams, c, count, -1);

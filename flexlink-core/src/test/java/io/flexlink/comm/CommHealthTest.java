@@ -1,0 +1,143 @@
+package io.flexlink.comm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.path.CollectiveCall;
+import io.flexlink.path.Path;
+import io.flexlink.runtime.PeerOps;
+import io.flexlink.runtime.RuntimeStream;
+import java.lang.reflect.Proxy;
+import java.util.concurrent.locks.ReentrantLock;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A call's health check asks the streams (a device query on CUDA) at most every {@link CommHealth#POLL_NANOS} of
+ * its injected clock and reads only what they already know in between; {@code poll()} always asks.
+ */
+class CommHealthTest {
+    private final long[] clock = {5_000_000_000L};
+    /** Per stream: [0] failure() calls, [1] knownFailure() calls. */
+    private final int[][] calls = new int[2][2];
+    /** What each stream finds when asked, and what it already knows. */
+    private final FlexLinkException[] found = new FlexLinkException[2];
+    private final FlexLinkException[] known = new FlexLinkException[2];
+    private CommHealth health;
+    private int aborts;
+
+    @BeforeEach
+    void create() {
+        Path lanes = new FakePath(new RuntimeStream[] {stream(0), stream(1)});
+        health = new CommHealth(0, 2, null, new Path[] {lanes}, new ReentrantLock(), null, () -> clock[0]);
+    }
+
+    @Test
+    void aCallAsksTheStreamsOncePerIntervalAndReadsWhatTheyKnowInBetween() {
+        assertNull(health.check());
+        assertCalls(1, 0);
+        clock[0] += CommHealth.POLL_NANOS - 1;
+        assertNull(health.check());
+        assertNull(health.check());
+        assertCalls(1, 2);
+        clock[0] += 1;
+        assertNull(health.check());
+        assertCalls(2, 2);
+    }
+
+    @Test
+    void aFailureTheStreamAlreadyKnowsIsSeenAtTheNextCall() {
+        assertNull(health.check());
+        known[1] = new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "rejected launch");
+        FlexLinkException e = health.check();
+        assertEquals(Result.UNHANDLED_CUDA_ERROR, e.result());
+        assertSame(known[1], e.getCause());
+        assertCalls(1, 1);
+        assertEquals(1, aborts, "the peers are told");
+        assertSame(e, health.check(), "the first error sticks");
+    }
+
+    @Test
+    void aFailureOnlyAQueryFindsWaitsForTheNextInterval() {
+        assertNull(health.check());
+        found[0] = new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "illegal address");
+        clock[0] += CommHealth.POLL_NANOS / 2;
+        assertNull(health.check(), "no query yet");
+        clock[0] += CommHealth.POLL_NANOS / 2;
+        assertSame(found[0], health.check().getCause());
+    }
+
+    @Test
+    void pollingAlwaysAsksTheStreams() {
+        assertNull(health.check());
+        found[0] = new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "illegal address");
+        assertSame(found[0], health.poll().getCause(), "getAsyncError and the watchdog ask at once");
+        assertEquals(2, calls[0][0], "failure() calls");
+        assertEquals(0, calls[0][1], "knownFailure() calls");
+    }
+
+    private void assertCalls(int asked, int read) {
+        for (int s = 0; s < 2; s++) {
+            assertEquals(asked, calls[s][0], "stream " + s + ": failure() calls");
+            assertEquals(read, calls[s][1], "stream " + s + ": knownFailure() calls");
+        }
+    }
+
+    private RuntimeStream stream(int s) {
+        return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
+                new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
+                    switch (m.getName()) {
+                        case "failure":
+                            calls[s][0]++;
+                            return found[s] != null ? found[s] : known[s];
+                        case "knownFailure":
+                            calls[s][1]++;
+                            return known[s];
+                        case "label":
+                            return "lane" + s;
+                        default:
+                            throw new UnsupportedOperationException(m.getName());
+                    }
+                });
+    }
+
+    private final class FakePath implements Path {
+        private final RuntimeStream[] streams;
+
+        FakePath(RuntimeStream[] streams) {
+            this.streams = streams;
+        }
+
+        @Override
+        public String name() {
+            return "pcie";
+        }
+
+        @Override
+        public RuntimeStream[] streams() {
+            return streams;
+        }
+
+        @Override
+        public void enqueue(CollectiveCall call, long offset, long length) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void exchange(PeerOps ops, RuntimeStream stream) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void abort() {
+            aborts++;
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
