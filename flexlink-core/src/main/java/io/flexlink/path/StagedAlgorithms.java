@@ -213,17 +213,20 @@ final class StagedAlgorithms implements AutoCloseable {
             }
             // my chunk c: my own input, then every other rank's part in ascending rank order
             long mine = Math.max(0, Math.min(cl, myLen - cs));
-            long parts = others != 0 ? channel.receiveRows(recv, contributions, others, true, mine * sz) : 0;
+            long parts = others != 0 ? channel.receiveRowsHeld(recv, contributions, others, true, mine * sz) : 0;
             if (loopback) {
                 recv.reduceRows(out + cs * sz, parts, 0, 0, 0, mine, type, call.op, 1); // its own input, back
             } else {
                 recv.reduceRows(out + cs * sz, in + cs * sz, parts, channel.rowPitch(mine * sz), n - 1, mine, type,
                         call.op, n);
             }
+            if (distribute && sending) {
+                recv.record(reduced[c & 1]);
+            }
+            if (others != 0) {
+                channel.releaseRows(recv, contributions, others); // behind the reduction: the next item's batch
+            }
             if (distribute) {
-                if (sending) {
-                    recv.record(reduced[c & 1]);
-                }
                 if (c > 0) {
                     distribution.send(c - 1);
                 }

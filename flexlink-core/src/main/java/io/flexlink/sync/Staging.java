@@ -123,6 +123,14 @@ public final class Staging implements Channel {
 
     @Override
     public long receiveRows(Lane lane, int item, long producers, boolean pieces, long bytes) {
+        long base = receiveRowsHeld(lane, item, producers, pieces, bytes);
+        releaseRows(lane, item, producers);
+        return base;
+    }
+
+    /** The rows are device copies: the slots may be released any time after the copies, however late. */
+    @Override
+    public long receiveRowsHeld(Lane lane, int item, long producers, boolean pieces, long bytes) {
         int slot = slotOf(item);
         long pitch = rowPitch(bytes);
         long base = rows.ensure(Math.max(1, Long.bitCount(producers)) * pitch);
@@ -144,8 +152,12 @@ public final class Staging implements Channel {
             row += end - p;
             p = end;
         }
-        release(lane, producers, slot);
         return base;
+    }
+
+    @Override
+    public void releaseRows(Lane lane, int item, long producers) {
+        release(lane, producers, slotOf(item));
     }
 
     @Override
