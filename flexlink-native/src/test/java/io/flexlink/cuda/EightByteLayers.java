@@ -21,7 +21,8 @@ import org.bytedeco.javacpp.PointerPointer;
  * show as differences between the turns rather than between the layers. Layers: raw bytedeco calls on an
  * {@code ncclCommInitAll} communicator of its own; raw calls on the NCCL communicator FlexLink's transport
  * made; FlexLink's {@code NcclComm.allReduce} (the primary path's layer); the public {@code Communicator}.
- * Usage: {@code EightByteLayers secondsPerTurn turns}. A synchronize every 1000 calls.
+ * Usage: {@code EightByteLayers secondsPerTurn turns}. A synchronize every 1000 calls. Each turn starts at the
+ * next layer; the last lines give each layer's median over the turns and the median of the turns' differences.
  */
 public final class EightByteLayers {
     private EightByteLayers() {
@@ -55,20 +56,45 @@ public final class EightByteLayers {
                 () -> comm.allReduce(a, a, 2, DataType.FLOAT32, ReduceOp.SUM, s),
             };
             System.out.println("# us per 8-byte in-place AllReduce call, 1 rank, turns of " + seconds + " s");
+            double[][] us = new double[loops.length][turns];
             for (int t = 0; t < turns; t++) {
                 StringBuilder line = new StringBuilder("turn " + t + ":");
+                // each turn starts at another layer, so that no layer always runs first or after the same one
+                for (int k = 0; k < loops.length; k++) {
+                    int l = (t + k) % loops.length;
+                    us[l][t] = CallLoop.run(loops[l], s, seconds).microsPerCall();
+                }
                 for (int l = 0; l < loops.length; l++) {
-                    double us = CallLoop.run(loops[l], s, seconds).microsPerCall();
-                    line.append(String.format(Locale.ROOT, "  %s %.3f", names[l], us));
+                    line.append(String.format(Locale.ROOT, "  %s %.3f", names[l], us[l][t]));
                 }
                 System.out.println(line);
             }
+            StringBuilder summary = new StringBuilder("median of " + turns + " turns:");
+            for (int l = 0; l < loops.length; l++) {
+                summary.append(String.format(Locale.ROOT, "  %s %.3f", names[l], median(us[l])));
+            }
+            System.out.println(summary);
+            double[] gap = new double[turns];
+            double[] gapRaw = new double[turns];
+            for (int t = 0; t < turns; t++) {
+                gap[t] = us[3][t] - us[1][t];
+                gapRaw[t] = us[3][t] - us[0][t];
+            }
+            System.out.printf(Locale.ROOT, "Communicator.allReduce minus raw calls, median of the turns' differences: "
+                    + "%+.3f us (transport's comm), %+.3f us (raw comm)%n", median(gap), median(gapRaw));
             comm.close();
             primary.close();
             nccl.ncclCommDestroy(rawComm);
             buf.close();
             s.close();
         }
+    }
+
+    private static double median(double[] v) {
+        double[] sorted = v.clone();
+        java.util.Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     private static void check(int rc, String what) {
