@@ -77,9 +77,9 @@ public final class FlexCommunicator extends ParentCommunicator {
         Path[] aux = auxPaths.toArray(new Path[0]);
         this.shares = shares;
         this.grouped = new GroupedCalls(aux.length);
-        this.member = new GroupMember(() -> planAndLaunchPrimary(true), this::launchAuxiliaryAndJoin,
+        this.member = new GroupMember(() -> planAndLaunchPrimary(false), () -> launchAuxiliaryAndJoin(false),
                 this::underCallLock, () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear);
-        this.alone = new GroupMember(() -> planAndLaunchPrimary(false), this::launchAuxiliaryAndJoin,
+        this.alone = new GroupMember(() -> planAndLaunchPrimary(true), () -> launchAuxiliaryAndJoin(true),
                 this::underCallLock, () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear);
         List<String> names = PathNames.of(primary, aux);
         int[] streams = PathNames.streams(aux);
@@ -230,7 +230,10 @@ public final class FlexCommunicator extends ParentCommunicator {
     // ---- the group's end: plan, launch ----
 
     private final Groups.Member member;
-    /** A call outside any group: checked by {@link #enqueue} a moment ago, under the lock it still holds. */
+    /**
+     * A call outside any group: checked by {@link #enqueue} a moment ago, and launched under the lock it still
+     * holds (taking it again would cost a reentrant acquire and release per phase).
+     */
     private final Groups.Member alone;
 
     /** {@code part} under the call lock (a group member's discarding and estimate). */
@@ -250,10 +253,12 @@ public final class FlexCommunicator extends ParentCommunicator {
      * group runs every call whole on the primary path, in order, exactly as NCCL would (without a primary
      * path every call is split, and each is joined before the next one forks).
      */
-    private void planAndLaunchPrimary(boolean check) {
-        lock.lock();
+    private void planAndLaunchPrimary(boolean alone) {
+        if (!alone) {
+            lock.lock();
+        }
         try {
-            if (check) {
+            if (!alone) {
                 life.checkUsable(); // the group's calls were checked when they were made; time has passed since
             }
             int collectives = 0;
@@ -293,13 +298,17 @@ public final class FlexCommunicator extends ParentCommunicator {
             grouped.clear();
             throw e;
         } finally {
-            lock.unlock();
+            if (!alone) {
+                lock.unlock();
+            }
         }
     }
 
-    /** Phase 3, after the primary transport launched. */
-    private void launchAuxiliaryAndJoin() {
-        lock.lock();
+    /** Phase 3, after the primary transport launched ({@code alone}: under the lock {@link #enqueue} holds). */
+    private void launchAuxiliaryAndJoin(boolean alone) {
+        if (!alone) {
+            lock.lock();
+        }
         try {
             // aborted since phase 1 (watchdog, lost peer): the paths may be torn down already
             if (grouped.isEmpty() || life.teardown.done() || life.aborted() || life.abortRequested()) {
@@ -325,7 +334,9 @@ public final class FlexCommunicator extends ParentCommunicator {
             }
         } finally {
             grouped.clear();
-            lock.unlock();
+            if (!alone) {
+                lock.unlock();
+            }
         }
     }
 
