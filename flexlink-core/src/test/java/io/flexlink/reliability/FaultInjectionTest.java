@@ -39,8 +39,8 @@ class FaultInjectionTest {
             assertArrayEquals(new Result[] {Result.REMOTE_ERROR, Result.INTERNAL_ERROR}, rig.errorEverywhere());
             Bounded.idle(rig.streams[0], FaultRig.BOUND);
             Bounded.idle(rig.streams[1], FaultRig.BOUND);
-            assertTrue(rig.nextCallThrows(0, Result.REMOTE_ERROR).contains("rank 1 aborted"));
-            assertTrue(rig.nextCallThrows(1, Result.INTERNAL_ERROR).contains("injected"));
+            assertContains(rig.nextCallThrows(0, Result.REMOTE_ERROR), "rank 1 aborted");
+            assertContains(rig.nextCallThrows(1, Result.INTERNAL_ERROR), "injected");
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }
     }
@@ -58,8 +58,8 @@ class FaultInjectionTest {
                     rig.errorEverywhere());
             Bounded.idle(rig.streams[0], FaultRig.BOUND);
             Bounded.idle(rig.streams[1], FaultRig.BOUND);
-            assertTrue(rig.nextCallThrows(0, Result.UNHANDLED_CUDA_ERROR).contains("cudaMemcpyAsync"));
-            assertTrue(rig.nextCallThrows(1, Result.REMOTE_ERROR).contains("rank 0 aborted"));
+            assertContains(rig.nextCallThrows(0, Result.UNHANDLED_CUDA_ERROR), "cudaMemcpyAsync");
+            assertContains(rig.nextCallThrows(1, Result.REMOTE_ERROR), "rank 0 aborted");
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }
     }
@@ -77,7 +77,7 @@ class FaultInjectionTest {
             Bounded.idle(rig.streams[1], FaultRig.BOUND);
             // whichever rank timed out first, rank 0 names rank 1: its watchdog saw rank 1's full counter
             // behind, or rank 1 aborted first
-            assertTrue(rig.nextCallThrows(0, Result.REMOTE_ERROR).contains("rank 1"));
+            assertContains(rig.nextCallThrows(0, Result.REMOTE_ERROR), "rank 1");
             rig.nextCallThrows(1, Result.REMOTE_ERROR);
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }
@@ -91,7 +91,7 @@ class FaultInjectionTest {
             Bounded.idle(rig.streams[0], FaultRig.BOUND);
             String m = rig.nextCallThrows(0, Result.REMOTE_ERROR);
             assertTrue(m.contains("watchdog") && m.contains("ALL_REDUCE") && m.contains("waiting for producer rank 1"), m);
-            assertTrue(rig.nextCallThrows(1, Result.REMOTE_ERROR).contains("rank 0 aborted"));
+            assertContains(rig.nextCallThrows(1, Result.REMOTE_ERROR), "rank 0 aborted");
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }
     }
@@ -137,5 +137,9 @@ class FaultInjectionTest {
             rig.nextCallThrows(1, Result.REMOTE_ERROR);
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }
+    }
+
+    private static void assertContains(String message, String part) {
+        assertTrue(message.contains(part), () -> "expected \"" + part + "\" in: " + message);
     }
 }

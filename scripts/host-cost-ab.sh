@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# On the GPU host: host-cost figures of two builds on one machine, A (.gpu, the working tree's build) and B
+# (.gpu-b, from scripts/ab-pack.sh REV), alternated A B A B so that drift of the machine shows in both.
+# Parts (any of, in this order): small  - EightByteLayers, watchdog off then on (8-byte call vs raw NCCL);
+#   split  - SplitEnqueueCost at #15's call (AllReduce 256 MB at a 0.1 PCIe share: 26843545 B per rank, 8 ranks)
+#            and at 32 MB per rank, 8M chunks; ceiling - CudaMeasurements part (a) at 8M chunks (PCIe path vs
+#            concurrent copies, 2 ranks, 256 MB); jmh - SteadyStateCallBenchmark with -prof gc.
+#   bash scripts/host-cost-ab.sh small split ceiling jmh
+set -uo pipefail
+export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
+[[ -f .gpu-b/REV ]] || { echo "host-cost-ab: no .gpu-b/ (scripts/ab-pack.sh REV, then carry .gpu-b)" >&2; exit 2; }
+on() { # on a|b COMMAND...: the command on build A or B
+  local b=$1; shift
+  if [[ $b == a ]]; then bash .gpu/run "$@"; else bash scripts/ab-run.sh "$@"; fi
+}
+label() { sed "s/^/[$1 $2] /"; }
+echo "A: working tree ($(git rev-parse --short HEAD 2>/dev/null || echo ?)); B: $(cat .gpu-b/REV)"
+for part in "$@"; do
+  case $part in
+    small)
+      for t in 1 2; do for b in a b; do
+        FLEXLINK_TIMEOUT=0 on $b java io.flexlink.cuda.EightByteLayers 0.25 16 2>&1 | tail -2 | label $b "off"
+        on $b java io.flexlink.cuda.EightByteLayers 0.25 8 2>&1 | tail -2 | label $b "on"
+      done; done ;;
+    split)
+      for t in 1 2; do for b in a b; do
+        on $b java io.flexlink.cuda.bench.SplitEnqueueCost 30 8M off all_reduce:26843545:8:x 2>&1 | tail -2 | label $b "26843545x8"
+        on $b java io.flexlink.cuda.bench.SplitEnqueueCost 30 8M off all_reduce:32M:8:x 2>&1 | tail -2 | label $b "32Mx8"
+      done; done ;;
+    ceiling)
+      for b in a b; do
+        on $b java -Dparts=a -Dchunks=8M io.flexlink.cuda.bench.CudaMeasurements 10 2>&1 | grep -v '^#' | tail -12 | label $b ceiling
+      done ;;
+    jmh)
+      for b in a b; do # the benchmark's own timeout parameter covers the watchdog on (10m) and off (0)
+        on $b java org.openjdk.jmh.Main SteadyStateCallBenchmark -p backend=cuda -prof gc -f 1 -wi 2 -i 5 2>&1 \
+          | grep -E '^SteadyState|gc.alloc.rate.norm' | label $b jmh
+      done ;;
+    *) echo "host-cost-ab: unknown part $part" >&2; exit 2 ;;
+  esac
+done
