@@ -14,7 +14,7 @@ on() { # on a|b COMMAND...: the command on build A or B
   if [[ $b == a ]]; then bash .gpu/run "$@"; else bash scripts/ab-run.sh "$@"; fi
 }
 label() { sed "s/^/[$1 $2] /"; }
-echo "A: working tree ($(git rev-parse --short HEAD 2>/dev/null || echo ?)); B: $(cat .gpu-b/REV)"
+echo "A: the working tree's build (.gpu); B: $(cat .gpu-b/REV) (.gpu-b)"
 for part in "$@"; do
   case $part in
     small)
