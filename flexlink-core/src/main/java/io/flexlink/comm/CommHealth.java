@@ -31,12 +31,6 @@ final class CommHealth {
      * and one clock read per check instead of one per stream spares a small call tens of nanoseconds.
      */
     static final long POLL_NANOS = 10_000_000;
-    /**
-     * Checks per clock read: the clock decides whether {@link #POLL_NANOS} have passed, and a clock read
-     * (about 50 ns on the H200's host) is a fifth of a small call's whole cost above NCCL's. So a fault of
-     * finished work waits for the later of {@link #POLL_NANOS} and this many calls to be found by a call.
-     */
-    static final int CHECKS_PER_CLOCK_READ = 8;
 
     private final int rank;
     private final int size;
@@ -53,8 +47,6 @@ final class CommHealth {
     private final LongSupplier clock;
     /** When a call's check last asked the streams (the clock's nanoseconds). */
     private long polledAt;
-    /** Checks until the next clock read: the first check reads it. */
-    private int untilClockRead = 1;
 
     CommHealth(int rank, int size, Path primary, Path[] aux, ReentrantLock lock, Runnable tellPeers,
                LongSupplier clock) {
@@ -86,8 +78,7 @@ final class CommHealth {
     /**
      * Under the lock, for every call: the recorded error, else a peer's abort read from the abort words (a
      * memory read per path), else a failed stream of a path or of the caller: the failures the streams know,
-     * and at most every {@link #POLL_NANOS} (the clock read every {@link #CHECKS_PER_CLOCK_READ} checks) what
-     * they find when asked (on CUDA a {@code cudaStreamQuery}).
+     * and at most every {@link #POLL_NANOS} what they find when asked (on CUDA a {@code cudaStreamQuery}).
      * NCCL's own error is left to NCCL, whose next call returns it.
      */
     FlexLinkException check() {
@@ -101,14 +92,10 @@ final class CommHealth {
                 return fail(a);
             }
         }
-        boolean ask = false;
-        if (--untilClockRead == 0) {
-            untilClockRead = CHECKS_PER_CLOCK_READ;
-            long now = clock.getAsLong();
-            ask = now - polledAt >= POLL_NANOS;
-            if (ask) {
-                polledAt = now;
-            }
+        long now = clock.getAsLong();
+        boolean ask = now - polledAt >= POLL_NANOS;
+        if (ask) {
+            polledAt = now;
         }
         FlexLinkException f = streamFailure(ask);
         return f == null ? null : fail(f);
