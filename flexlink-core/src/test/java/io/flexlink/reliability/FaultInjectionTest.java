@@ -39,7 +39,7 @@ class FaultInjectionTest {
             assertArrayEquals(new Result[] {Result.REMOTE_ERROR, Result.INTERNAL_ERROR}, rig.errorEverywhere());
             Bounded.idle(rig.streams[0], FaultRig.BOUND);
             Bounded.idle(rig.streams[1], FaultRig.BOUND);
-            assertContains(rig.nextCallThrows(0, Result.REMOTE_ERROR), "rank 1 aborted");
+            assertPeerAbort(rig.nextCallThrows(0, Result.REMOTE_ERROR), "rank 1 aborted");
             assertContains(rig.nextCallThrows(1, Result.INTERNAL_ERROR), "injected");
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }
@@ -59,7 +59,7 @@ class FaultInjectionTest {
             Bounded.idle(rig.streams[0], FaultRig.BOUND);
             Bounded.idle(rig.streams[1], FaultRig.BOUND);
             assertContains(rig.nextCallThrows(0, Result.UNHANDLED_CUDA_ERROR), "cudaMemcpyAsync");
-            assertContains(rig.nextCallThrows(1, Result.REMOTE_ERROR), "rank 0 aborted");
+            assertPeerAbort(rig.nextCallThrows(1, Result.REMOTE_ERROR), "rank 0 aborted");
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }
     }
@@ -77,7 +77,7 @@ class FaultInjectionTest {
             Bounded.idle(rig.streams[1], FaultRig.BOUND);
             // whichever rank timed out first, rank 0 names rank 1: its watchdog saw rank 1's full counter
             // behind, or rank 1 aborted first
-            assertContains(rig.nextCallThrows(0, Result.REMOTE_ERROR), "rank 1");
+            assertPeerAbort(rig.nextCallThrows(0, Result.REMOTE_ERROR), "rank 1");
             rig.nextCallThrows(1, Result.REMOTE_ERROR);
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }
@@ -91,7 +91,7 @@ class FaultInjectionTest {
             Bounded.idle(rig.streams[0], FaultRig.BOUND);
             String m = rig.nextCallThrows(0, Result.REMOTE_ERROR);
             assertTrue(m.contains("watchdog") && m.contains("ALL_REDUCE") && m.contains("waiting for producer rank 1"), m);
-            assertContains(rig.nextCallThrows(1, Result.REMOTE_ERROR), "rank 0 aborted");
+            assertPeerAbort(rig.nextCallThrows(1, Result.REMOTE_ERROR), "rank 0 aborted");
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }
     }
@@ -137,6 +137,16 @@ class FaultInjectionTest {
             rig.nextCallThrows(1, Result.REMOTE_ERROR);
             rig.healthyStillWorks(rep.getCurrentRepetition());
         }
+    }
+
+    /**
+     * A rank told of a peer's abort names the peer, or names its own wait that the abort released: the check
+     * reads the abort words before the streams, and an abort landing between the two reads leaves the released
+     * wait as what this rank finds (seen about once in 300 repetitions on two busy cores).
+     */
+    private static void assertPeerAbort(String message, String peer) {
+        assertTrue(message.contains(peer) || message.contains("cancelled (communicator aborted"),
+                () -> "expected \"" + peer + "\" or a wait released by the abort in: " + message);
     }
 
     private static void assertContains(String message, String part) {
