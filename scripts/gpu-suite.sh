@@ -13,14 +13,20 @@ first=(cuda.PreMulSumGpuTest cuda.LifecycleGpuTest cuda.FlexNcclGpuTest cuda.Gra
 select=(); names=()
 for c in "${first[@]}"; do select+=(--select-class "io.flexlink.$c"); names+=("${c##*.}"); done
 excluded=$(IFS='|'; echo "${names[*]}")
-summary() { sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -E "tests (successful|failed|aborted|found)|✘|■"; }
+# each test's start and end stream as they happen (--details=testfeed), so that a JVM killed at its limit still
+# names the tests it was in
+summary() { sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -E -A1 "tests (successful|failed|aborted|found)|:: (FAILED|ABORTED)$" | grep -v '^--$'; }
+unfinished() {
+  sed 's/\x1b\[[0-9;]*m//g' "$1" | awk -F' :: ' '/ :: STARTED$/ {open[$1] = 1; next}
+    / :: (SUCCESSFUL|FAILED|ABORTED|SKIPPED)$/ {delete open[$1]} END {for (t in open) print "unfinished: " t}'
+}
 echo "== first JVM: ${names[*]}"
 # the bundle's logging shows WARN and up; NvshmemGpuTest counts the one INFO line of a path left out of a capture
 JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:-} -Dorg.slf4j.simpleLogger.log.io.flexlink.launch.Launcher=info" \
-timeout -s KILL 240 bash .gpu/run test "${select[@]}" --include-tag gpu \
+timeout -s KILL 240 bash .gpu/run test "${select[@]}" --include-tag gpu --details=testfeed \
   --config=junit.jupiter.execution.timeout.default=120s > "$OUT/gpu-tests-a.log" 2>&1
-echo "exit $?"; summary "$OUT/gpu-tests-a.log"
+echo "exit $?"; summary "$OUT/gpu-tests-a.log"; unfinished "$OUT/gpu-tests-a.log"
 echo "== second JVM: every other class"
 timeout -s KILL 330 bash .gpu/run test --scan-class-path --include-tag gpu --exclude-classname ".*($excluded)\$" \
-  --config=junit.jupiter.execution.timeout.default=180s > "$OUT/gpu-tests-b.log" 2>&1
-echo "exit $?"; summary "$OUT/gpu-tests-b.log"
+  --details=testfeed --config=junit.jupiter.execution.timeout.default=180s > "$OUT/gpu-tests-b.log" 2>&1
+echo "exit $?"; summary "$OUT/gpu-tests-b.log"; unfinished "$OUT/gpu-tests-b.log"
