@@ -39,6 +39,11 @@ public final class CallLayerCost {
                 }
 
                 @Override
+                public String accessProblem(long address, long bytes, int device) {
+                    return null; // as on CUDA, which leaves the addresses to NCCL: the host backend's lookup is not timed
+                }
+
+                @Override
                 public void close() {
                 }
             };
