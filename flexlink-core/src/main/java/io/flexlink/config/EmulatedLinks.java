@@ -32,6 +32,12 @@ public final class EmulatedLinks {
     private EmulatedLinks() {
     }
 
+    /** {@code spec} when it parses (the setting's parser), else the parse's INVALID_ARGUMENT. */
+    static String check(String spec) {
+        parse(spec);
+        return spec;
+    }
+
     /**
      * Parses {@code primary:400MB/s,pcie:100MB/s@50us}; {@code off} or empty (or null) for none. Every path
      * must be one of {@link FlexLinkConfig#PATH_NAMES} or {@link #RAIL} (once), every rate positive in GB/s, MB/s or KB/s,

@@ -21,12 +21,17 @@ import java.util.function.Function;
 public final class FlexLinkConfig {
     private static final List<Setting<?>> ALL = new ArrayList<>();
 
+    /** The value of a setting left to its {@code auto} rule; below, the values where that rule has nothing to say. */
+    public static final long AUTO = -1;
+    public static final long DEFAULT_CHUNK_BYTES = 8L << 20;
+    public static final int DEFAULT_SLOTS = 4;
+
     /** Known path names. */
     public static final List<String> PATH_NAMES = List.of("primary", "pcie", "nvshmem");
 
     /** Which runtime to use. */
-    public static final Setting<String> BACKEND = define("flexlink.backend", "auto",
-            "Runtime backend: `auto` (CUDA when a GPU and the CUDA libraries load, else host), `host` or `cuda`.",
+    public static final Setting<String> BACKEND = define("flexlink.backend", "auto", "Runtime backend: `auto` (CUDA "
+            + "when a GPU and the CUDA libraries load, else host), `host` or `cuda`.",
             SettingParsers.oneOf("auto", "host", "cuda"));
 
     /** The paths a communicator may use. */
@@ -43,27 +48,27 @@ public final class FlexLinkConfig {
             SettingParsers::shares);
 
     /** Staging chunk size. */
-    public static final Setting<Long> CHUNK_BYTES = define("flexlink.chunkBytes", "8M",
+    public static final Setting<Long> CHUNK_BYTES = define("flexlink.chunkBytes", "auto",
             "Bytes per pipelined chunk, and per staging slot, of the staged paths (PCIe path and host ring): "
-                    + "from 4K (slots are page-aligned) to 1G.",
-            SettingParsers.bytesBetween(4096, 1L << 30, " (slots are page-aligned)"));
+                    + "from 4K (slots are page-aligned) to 1G. `auto`: 8M, but on the PCIe path of ranks created "
+                    + "together by one thread (`initAll`) 4M per rank, up to 32M, so that each rank's piece of a "
+                    + "slot stays large enough to be worth its host enqueue (docs/design.md).",
+            SettingParsers.autoOr(AUTO, SettingParsers.bytesBetween(4096, 1L << 30, " (slots are page-aligned)")));
 
     /** Slots per producer. */
-    public static final Setting<Integer> SLOTS = define("flexlink.slots", "4",
+    public static final Setting<Integer> SLOTS = define("flexlink.slots", "auto",
             "Staging slots per producer: 2 to 256 (at least 2, so that copies into one slot overlap reads of "
-                    + "another).",
-            SettingParsers.intBetween(2, 256));
+                    + "another). `auto`: 4, or 2 where 4 would put more than 256M into the PCIe path's staging area.",
+            SettingParsers.autoOr((int) AUTO, SettingParsers.intBetween(2, 256)));
 
     /** Size below which calls stay on the primary path. */
-    public static final Setting<Long> MIN_SPLIT_BYTES = define("flexlink.minSplitBytes", "1M",
-            "Collectives smaller than this many bytes (per rank's buffer) use the primary path alone, "
-                    + "whatever the shares say.",
+    public static final Setting<Long> MIN_SPLIT_BYTES = define("flexlink.minSplitBytes", "1M", "Collectives smaller "
+            + "than this many bytes (per rank's buffer) use the primary path alone, whatever the shares say.",
             SettingParsers::bytes);
 
     /** Devices of the host backend. */
     public static final Setting<Integer> HOST_DEVICES = define("flexlink.host.devices", "8",
-            "Number of emulated devices the host backend offers (1 to 1024).",
-            SettingParsers.intBetween(1, 1024));
+            "Number of emulated devices the host backend offers (1 to 1024).", SettingParsers.intBetween(1, 1024));
 
     /** How long creating a communicator may wait for its peers. */
     public static final Setting<Duration> INIT_TIMEOUT = define("flexlink.initTimeout", "120s",
@@ -96,23 +101,17 @@ public final class FlexLinkConfig {
                     + "`primary:400MB/s,pcie:100MB/s@50us` (rate per rank in bus-bandwidth terms, optional latency "
                     + "per chunk). Paths: `primary`, `pcie`, `nvshmem`, and `rail` (the inter-node link of a "
                     + "multi-node communicator, per rank and direction), each at most once; rates in GB/s, MB/s or "
-                    + "KB/s, latencies in ns, us or ms. `off` runs at memory speed.",
-            s -> {
-                EmulatedLinks.parse(s);
-                return s;
-            });
+                    + "KB/s, latencies in ns, us or ms. `off` runs at memory speed.", EmulatedLinks::check);
 
     /** Calls per balancer decision round. */
-    public static final Setting<Integer> BALANCE_WINDOW = define("flexlink.balance.window", "4",
-            "Calls of one collective and size bucket per balancer round: each round the ranks exchange the "
-                    + "measured per-path times of the previous round and move the shares.",
-            SettingParsers.intBetween(1, 1 << 20));
+    public static final Setting<Integer> BALANCE_WINDOW = define("flexlink.balance.window", "4", "Calls of one "
+            + "collective and size bucket per balancer round: each round the ranks exchange the measured per-path "
+            + "times of the previous round and move the shares.", SettingParsers.intBetween(1, 1 << 20));
 
     /** Coarse tuning budget. */
-    public static final Setting<Integer> TUNING_BUDGET = define("flexlink.tuning.budget", "24",
-            "Most balancer rounds the coarse stage (probing each path alone, then raising the auxiliary share "
-                    + "until an auxiliary path is the bottleneck) may spend per collective and size bucket.",
-            SettingParsers.intBetween(3, 1 << 20));
+    public static final Setting<Integer> TUNING_BUDGET = define("flexlink.tuning.budget", "24", "Most balancer rounds "
+            + "the coarse stage (probing each path alone, then raising the auxiliary share until an auxiliary path is "
+            + "the bottleneck) may spend per collective and size bucket.", SettingParsers.intBetween(3, 1 << 20));
 
     /** Where tuned shares persist. */
     public static final Setting<String> TUNING_CACHE = define("flexlink.tuning.cache", "~/.cache/flexlink/tuning",
@@ -149,10 +148,9 @@ public final class FlexLinkConfig {
             s -> s);
 
     /** Where memory shared between processes lives. */
-    public static final Setting<String> SHM_DIR = define("flexlink.shm.dir", "/dev/shm",
-            "Directory (a tmpfs) of the files through which the processes of one communicator share staging "
-                    + "memory and counters; each file is removed as soon as every rank has mapped it.",
-            SettingParsers::pathText);
+    public static final Setting<String> SHM_DIR = define("flexlink.shm.dir", "/dev/shm", "Directory (a tmpfs) of the "
+            + "files through which the processes of one communicator share staging memory and counters; each file is "
+            + "removed as soon as every rank has mapped it.", SettingParsers::pathText);
 
     /** NVSHMEM's host library. */
     public static final Setting<String> NVSHMEM_LIBRARY = define("flexlink.nvshmem.library", "libnvshmem_host.so.3",
@@ -168,7 +166,7 @@ public final class FlexLinkConfig {
                     + "one node: tests the placed allocation path).",
             SettingParsers.oneOf("auto", "off", "force"));
 
-    /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
+    /** See {@link #enqueueThread()}. */
     public static final Setting<Boolean> ENQUEUE_THREAD = define("flexlink.enqueueThread", "off",
             "`on`: each communicator enqueues the auxiliary paths' part of a split call on a thread of its own, "
                     + "handed over when the call is launched and joined (on events) when the group ends, so that "
@@ -179,16 +177,15 @@ public final class FlexLinkConfig {
 
     // ---- data-parallel gradient buckets (io.flexlink.ddp) ----
     /** Most bytes of gradients per bucket of io.flexlink.ddp.GradientBuckets (after the first). */
-    public static final Setting<Long> DDP_BUCKET_CAP = define("flexlink.ddp.bucketCap", "25M",
-            "Gradient buckets (io.flexlink.ddp): a bucket is closed once its gradients reach this many bytes "
-                    + "(a larger single gradient gets a bucket of its own); PyTorch DDP's `bucket_cap_mb`.",
+    public static final Setting<Long> DDP_BUCKET_CAP = define("flexlink.ddp.bucketCap", "25M", "Gradient buckets "
+            + "(io.flexlink.ddp): a bucket is closed once its gradients reach this many bytes (a larger single "
+            + "gradient gets a bucket of its own); PyTorch DDP's `bucket_cap_mb`.",
             SettingParsers.bytesBetween(1, 1L << 40, ""));
 
     /** The cap of the first bucket, which is small so that the first AllReduce starts early in backward. */
-    public static final Setting<Long> DDP_FIRST_BUCKET_CAP = define("flexlink.ddp.firstBucketCap", "1M",
-            "Gradient buckets: the cap of the first bucket (the last layers' gradients, ready first in backward), "
-                    + "small so that communication starts early.",
-            SettingParsers.bytesBetween(1, 1L << 40, ""));
+    public static final Setting<Long> DDP_FIRST_BUCKET_CAP = define("flexlink.ddp.firstBucketCap", "1M", "Gradient "
+            + "buckets: the cap of the first bucket (the last layers' gradients, ready first in backward), small so "
+            + "that communication starts early.", SettingParsers.bytesBetween(1, 1L << 40, ""));
 
     // ---- several nodes ----
     /** Which node this process runs on. */
@@ -243,11 +240,9 @@ public final class FlexLinkConfig {
     }
 
     /**
-     * Resolves and checks every setting now, once: each value is parsed, then the settings that depend on
-     * each other are checked together (a fixed share must name an enabled path). Later calls return at
-     * once. Every problem found is reported in one INVALID_ARGUMENT naming each setting and its variable.
-     *
-     * @return this configuration
+     * Resolves and checks every setting now, once (later calls return at once): each value is parsed, then the
+     * settings that depend on each other are checked together (a fixed share must name an enabled path). Every
+     * problem found is reported in one INVALID_ARGUMENT naming each setting and its variable; returns this.
      */
     public FlexLinkConfig conclude() {
         if (resolved == null) {
@@ -284,20 +279,26 @@ public final class FlexLinkConfig {
         return get(PATHS);
     }
 
-    /**
-     * Fixed shares per auxiliary path; empty when the balancer chooses ({@code auto}). A share for a path
-     * that {@link #PATHS} does not enable is refused when the configuration is concluded.
-     */
+    /** Fixed shares per auxiliary path; empty when the balancer chooses ({@code auto}). */
     public Map<String, Double> shares() {
         return get(SHARE);
     }
 
+    /** The chunk and slot bytes; {@link #DEFAULT_CHUNK_BYTES} for {@code auto} ({@link #isAuto} tells). */
     public long chunkBytes() {
-        return get(CHUNK_BYTES);
+        long v = get(CHUNK_BYTES);
+        return v == AUTO ? DEFAULT_CHUNK_BYTES : v;
     }
 
+    /** Slots per producer; {@link #DEFAULT_SLOTS} for {@code auto}. */
     public int slots() {
-        return get(SLOTS);
+        int v = get(SLOTS);
+        return v == AUTO ? DEFAULT_SLOTS : v;
+    }
+
+    /** Whether {@code setting} ({@link #CHUNK_BYTES} or {@link #SLOTS}) is left to its {@code auto} rule. */
+    public boolean isAuto(Setting<? extends Number> setting) {
+        return get(setting).longValue() == AUTO;
     }
 
     public long minSplitBytes() {
@@ -331,7 +332,7 @@ public final class FlexLinkConfig {
         return get(EMULATE);
     }
 
-    /** The enqueue thread setting: {@code auto}, {@code on} or {@code off}. */
+    /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
     public boolean enqueueThread() {
         return get(ENQUEUE_THREAD);
     }
