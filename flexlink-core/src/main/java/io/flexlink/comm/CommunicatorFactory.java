@@ -27,6 +27,7 @@ import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RankExchange;
+import io.flexlink.sync.EnqueueBudget;
 import io.flexlink.validate.Validator;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -85,9 +86,11 @@ public final class CommunicatorFactory {
             exchanges[r] = InProcessRendezvous.join(token, n, r, config.initTimeout());
         }
         Communicator[] comms = new Communicator[n];
+        // ncclCommInitAll's communicators are driven by one thread (one group over every rank): size for that
+        EnqueueBudget budget = new EnqueueBudget(n);
         List<Throwable> failures = RankThreads.run(n,
                 rank -> comms[rank] = build(logs[rank], backend, config, exchanges[rank], rank, devices,
-                        primaryOn ? primaries[rank] : null, transport),
+                        primaryOn ? primaries[rank] : null, transport, budget),
                 (failure, rank) -> exchanges[rank].fail(failure), // the other ranks stop waiting at once
                 rank -> InProcessRendezvous.leave(token));
         if (failures.isEmpty()) {
@@ -201,7 +204,9 @@ public final class CommunicatorFactory {
         if (primaryComm != null) {
             log.add(primaryComm, CreationLog.abortThenClose(primaryComm));
         }
-        return build(log, backend, config, exchange, rank, devices, primaryComm, transport);
+        // a rank made by initRank is driven by its own thread or process
+        return build(log, backend, config, exchange, rank, devices, primaryComm, transport,
+                EnqueueBudget.ONE_RANK_PER_THREAD);
     }
 
     /** Memory of {@code purpose} that rank 0 creates and every rank maps; registered in {@code log}. */
@@ -234,7 +239,7 @@ public final class CommunicatorFactory {
      */
     private static Communicator build(CreationLog log, Backend realBackend, FlexLinkConfig config,
                                       RankExchange exchange, int rank, int[] devices, PrimaryComm primaryComm,
-                                      PrimaryTransport transport) {
+                                      PrimaryTransport transport, EnqueueBudget budget) {
         Backend backend = log.tracking(realBackend);
         int n = devices.length;
         int device = devices[rank];
@@ -242,7 +247,7 @@ public final class CommunicatorFactory {
         List<Path> paths = new ArrayList<>();
         PathContext context = new PathContext(backend, config, exchange,
                 (purpose, bytes, placement, init) -> shared(log, backend, exchange, rank, purpose, bytes, placement,
-                        init), rank, devices);
+                        init), rank, devices, budget);
         for (String name : config.paths()) {
             if (name.equals("primary")) {
                 continue;
@@ -265,7 +270,7 @@ public final class CommunicatorFactory {
             board = new SharedBoard(shared(log, backend, exchange, rank, "board", SharedBoard.bytes(n), null, null),
                     rank, n, Balancer.boardColumns(aux.size()), config.initTimeout());
             log.owned(mark, board, board);
-            String fingerprint = fingerprint(backend, config, n, aux);
+            String fingerprint = fingerprint(backend, config, n, aux, budget);
             byte[] text = fromRankZero(exchange, rank, rank == 0
                     ? TuningTable.load(config.tuningCache(), fingerprint, Version.VERSION, aux.size())
                             .serialize(fingerprint, Version.VERSION).getBytes(StandardCharsets.UTF_8)
@@ -281,10 +286,10 @@ public final class CommunicatorFactory {
             shares = new FixedShares(aux, config.shares());
         }
         if (rank == 0) {
-            LOG.info("INIT {} ranks on {} backend: primary {}, auxiliary {}, shares {}, chunk {} B x {} slots",
+            LOG.info("INIT {} ranks on {} backend: primary {}, auxiliary {}, shares {}, chunk {} x {} slots",
                     n, backend.name(), primary != null ? transport.describe() : "off", aux,
                     config.shares().isEmpty() ? (board != null ? "balanced" : "all auxiliary") : config.shares(),
-                    config.chunkBytes(), config.slots());
+                    config.raw(FlexLinkConfig.CHUNK_BYTES), config.raw(FlexLinkConfig.SLOTS));
         }
         SharedBoard boardToClose = board;
         TuningCacheWriter writerToClose = cacheWriter;
@@ -353,15 +358,20 @@ public final class CommunicatorFactory {
     }
 
     private static String digest(FlexLinkConfig config) {
-        return "paths=" + config.paths() + " share=" + config.shares() + " chunk=" + config.chunkBytes()
-                + " slots=" + config.slots() + " minSplit=" + config.minSplitBytes()
+        return "paths=" + config.paths() + " share=" + config.shares() + " chunk="
+                + config.get(FlexLinkConfig.CHUNK_BYTES) + " slots=" + config.get(FlexLinkConfig.SLOTS) + " minSplit=" + config.minSplitBytes()
                 + " window=" + config.balanceWindow() + " budget=" + config.tuningBudget();
     }
 
-    /** The tuning cache key: the machine's links, the rank count, the paths and the staging geometry. */
-    static String fingerprint(Backend backend, FlexLinkConfig config, int n, List<String> aux) {
-        String key = backend.fingerprint() + "|ranks=" + n + "|aux=" + aux + "|chunk=" + config.chunkBytes()
-                + "|slots=" + config.slots() + "|version=" + Version.VERSION;
+    /**
+     * The tuning cache key: the machine's links, the rank count, the paths and the staging geometry (the
+     * settings, and how many ranks one thread enqueues, which sizes the chunks and an {@code auto} area).
+     */
+    static String fingerprint(Backend backend, FlexLinkConfig config, int n, List<String> aux, EnqueueBudget budget) {
+        String key = backend.fingerprint() + "|ranks=" + n + "|aux=" + aux + "|chunk="
+                + config.get(FlexLinkConfig.CHUNK_BYTES) + "|slots=" + config.get(FlexLinkConfig.SLOTS)
+                + "|perThread=" + budget.ranksPerThread()
+                + "|version=" + Version.VERSION;
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {

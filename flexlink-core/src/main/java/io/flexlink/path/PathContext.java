@@ -5,6 +5,7 @@ import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.MemoryPlacement;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RankExchange;
+import io.flexlink.sync.EnqueueBudget;
 import java.util.function.Consumer;
 
 /** What a {@link PathProvider} gets to set a path up for one rank. */
@@ -26,9 +27,11 @@ public final class PathContext {
     private final int rank;
     private final int size;
     private final int[] devices;
+    private final EnqueueBudget budget;
 
+    /** {@code budget}: how many of the communicator's ranks one thread enqueues (the same on every rank). */
     public PathContext(Backend backend, FlexLinkConfig config, RankExchange exchange, SharedMemory shared, int rank,
-                       int[] devices) {
+                       int[] devices, EnqueueBudget budget) {
         this.backend = backend;
         this.config = config;
         this.exchange = exchange;
@@ -36,6 +39,12 @@ public final class PathContext {
         this.rank = rank;
         this.size = devices.length;
         this.devices = devices.clone();
+        this.budget = budget;
+    }
+
+    /** How many of the communicator's ranks one thread enqueues, which sizes a staged path's chunks. */
+    public EnqueueBudget budget() {
+        return budget;
     }
 
     public Backend backend() {

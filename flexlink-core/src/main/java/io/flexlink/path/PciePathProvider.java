@@ -25,7 +25,7 @@ public final class PciePathProvider implements PathProvider {
     @Override
     public Path create(PathContext context) {
         int n = context.size();
-        StagingLayout layout = new StagingLayout(n, context.config().slots(), context.config().chunkBytes());
+        StagingLayout layout = StagingGeometry.layout(context.config(), n, context.budget());
         // each producer's slots near its own GPU (NUMA), the handshake words near rank 0's
         long[] starts = new long[n + 1];
         int[] near = new int[n + 1];
@@ -38,6 +38,7 @@ public final class PciePathProvider implements PathProvider {
                 layout::initialize);
         Staging staging = new Staging(layout, memory, context.rank(),
                 new Scratch(context.backend(), context.device()));
-        return new StagedPath("pcie", context.backend(), staging, context.rank(), n, context.device());
+        return new StagedPath("pcie", context.backend(), staging, context.rank(), n, context.device(),
+                context.budget());
     }
 }

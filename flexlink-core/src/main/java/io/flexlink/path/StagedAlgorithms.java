@@ -7,6 +7,7 @@ import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Channel;
 import io.flexlink.sync.ChunkPlan;
+import io.flexlink.sync.EnqueueBudget;
 import io.flexlink.sync.Exchanges;
 import io.flexlink.sync.Lane;
 import io.flexlink.sync.Rows;
@@ -52,15 +53,17 @@ final class StagedAlgorithms implements AutoCloseable {
     private final Scratch partial;
     private boolean partialInUse;
     private final boolean loopback;
-    private final ChunkPlan plan = new ChunkPlan();
     private final Rows rows = new Rows();
     private final Rows dst = new Rows();
     private final Exchanges exchanges;
     private final Results results = new Results();
+    private final StagedChunks chunking;
 
-    StagedAlgorithms(Backend backend, int device, int rank, int ranks, Channel channel, Lane send, Lane recv) {
+    StagedAlgorithms(Backend backend, int device, int rank, int ranks, Channel channel, Lane send, Lane recv,
+                     EnqueueBudget budget) {
         this.rank = rank;
         this.ranks = ranks;
+        this.chunking = new StagedChunks(budget, ranks);
         this.channel = channel;
         this.send = send;
         this.recv = recv;
@@ -122,21 +125,13 @@ final class StagedAlgorithms implements AutoCloseable {
         return call.stream != null && call.stream.isCapturing();
     }
 
-    private static long align(DataType type) {
-        return Math.max(1, 256 / type.size());
-    }
-
-    private ChunkPlan chunks(long length, long maxBytes, DataType type) {
-        long a = align(type);
-        long max = Math.max(a, maxBytes / type.size() / a * a);
-        return plan.plan(length, max, a, ChunkPlan.MIN_CHUNK_BYTES / type.size());
-    }
-
     // ---- AllGather and Broadcast: producers send once, consumers read ----
 
     private void gather(CollectiveCall call, long producers, long offset, long length) {
         int sz = call.type.size();
-        ChunkPlan chunks = chunks(length, channel.slotBytes(), call.type);
+        // a consumer reads every producer's chunk: n - 1 (a Broadcast's, one)
+        ChunkPlan chunks = chunking.plan(length, channel.slotBytes(), call.type,
+                call.collective == Collective.ALL_GATHER ? chunking.peers() : 1);
         long src = call.send + offset * sz;
         boolean producing = (producers >>> rank & 1) != 0;
         long fromOthers = loopback ? producers : producers & ~(1L << rank);
@@ -171,7 +166,8 @@ final class StagedAlgorithms implements AutoCloseable {
         boolean toRoot = call.collective == Collective.REDUCE;
         // owner j's segment: ReduceScatter's block j, else an aligned n-th of the range (the last ones may be
         // short or empty); every owner's chunk c starts at the same offset of its segment
-        long segLen = scatter ? length : ((length + n - 1) / n + align(type) - 1) / align(type) * align(type);
+        long a = StagedChunks.align(type);
+        long segLen = scatter ? length : ((length + n - 1) / n + a - 1) / a * a;
         long myStart = scatter ? 0 : Math.min(length, rank * segLen);
         long myLen = scatter ? length : Math.min(segLen, length - myStart);
         long inputBase = scatter ? call.send + offset * sz : call.send + offset * sz;
@@ -198,7 +194,9 @@ final class StagedAlgorithms implements AutoCloseable {
         boolean sending = distribute && (!toRoot || rank != call.root);
         boolean receiving = distribute && (!toRoot || rank == call.root);
         long distConsumers = toRoot ? 1L << call.root : others;
-        ChunkPlan chunks = chunks(segLen, channel.pieceBytes(), type);
+        // contributions, and (but for ReduceScatter) the results: n - 1 pieces each way per chunk
+        long crossings = scatter ? chunking.peers() : 2 * chunking.peers();
+        ChunkPlan chunks = chunking.plan(segLen, channel.pieceBytes(), type, crossings);
         int count = chunks.count();
         Results distribution = results.set(call, chunks, out, offset, segLen, myLen, length, distConsumers, others,
                 sending, receiving);
@@ -317,7 +315,7 @@ final class StagedAlgorithms implements AutoCloseable {
         if (others == 0) {
             return;
         }
-        ChunkPlan chunks = chunks(length, channel.pieceBytes(), call.type);
+        ChunkPlan chunks = chunking.plan(length, channel.pieceBytes(), call.type, chunking.peers());
         for (int c = 0; c < chunks.count(); c++) {
             long at = (offset + chunks.start(c)) * sz;
             long bytes = chunks.length(c) * sz;
@@ -338,7 +336,7 @@ final class StagedAlgorithms implements AutoCloseable {
         if (others == 0) {
             return;
         }
-        ChunkPlan chunks = chunks(length, channel.slotBytes(), call.type);
+        ChunkPlan chunks = chunking.plan(length, channel.slotBytes(), call.type, chunking.peers());
         for (int c = 0; c < chunks.count(); c++) {
             long at = (offset + chunks.start(c)) * sz;
             long bytes = chunks.length(c) * sz;
@@ -361,7 +359,7 @@ final class StagedAlgorithms implements AutoCloseable {
         if (others == 0) {
             return;
         }
-        ChunkPlan chunks = chunks(length, channel.pieceBytes(), call.type);
+        ChunkPlan chunks = chunking.plan(length, channel.pieceBytes(), call.type, chunking.peers());
         for (int c = 0; c < chunks.count(); c++) {
             long at = (offset + chunks.start(c)) * sz;
             long bytes = chunks.length(c) * sz;

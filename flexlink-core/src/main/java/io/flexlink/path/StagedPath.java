@@ -5,6 +5,7 @@ import io.flexlink.Result;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.sync.Channel;
+import io.flexlink.sync.EnqueueBudget;
 import io.flexlink.sync.Lane;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,8 +27,12 @@ public final class StagedPath implements Path {
     private final StagedAlgorithms algorithms;
     private volatile boolean closed;
 
-    /** Creates the path's streams on {@code device}; the path owns {@code channel} from then on. */
-    public StagedPath(String name, Backend backend, Channel channel, int rank, int size, int device) {
+    /**
+     * Creates the path's streams on {@code device}; the path owns {@code channel} from then on. {@code budget}
+     * (how many ranks one thread enqueues) sets the smallest chunk; every rank must pass the same.
+     */
+    public StagedPath(String name, Backend backend, Channel channel, int rank, int size, int device,
+                      EnqueueBudget budget) {
         this.name = name;
         this.channel = channel;
         RuntimeStream s = null;
@@ -36,7 +41,7 @@ public final class StagedPath implements Path {
         try {
             s = backend.createStream(device, name + ".send.r" + rank);
             r = backend.createStream(device, name + ".recv.r" + rank);
-            a = new StagedAlgorithms(backend, device, rank, size, channel, new Lane(s), new Lane(r));
+            a = new StagedAlgorithms(backend, device, rank, size, channel, new Lane(s), new Lane(r), budget);
         } catch (RuntimeException | Error e) {
             if (r != null) {
                 r.close();
@@ -50,8 +55,8 @@ public final class StagedPath implements Path {
         this.recvStream = r;
         this.algorithms = a;
         this.streams = new RuntimeStream[] {sendStream, recvStream};
-        LOG.debug("PATH {} rank {}/{} device {}: {} B slots, {} B pieces", name, rank, size, device,
-                channel.slotBytes(), channel.pieceBytes());
+        LOG.debug("PATH {} rank {}/{} device {}: {} B slots, {} B pieces, {}", name, rank, size, device,
+                channel.slotBytes(), channel.pieceBytes(), budget);
     }
 
     @Override

@@ -4,9 +4,10 @@ package io.flexlink.sync;
  * How a range of elements is cut into pipelined chunks. Long ranges ramp up and down geometrically
  * ({@code max/8, max/4, max/2, max, ..., max, max/2, max/4, max/8}): the first chunk's device-to-host copy
  * and the last chunk's host-to-device copy cannot overlap anything, so making them small shortens the
- * pipeline's fill and drain without adding many chunks. Shorter ranges are cut into about four chunks
- * (never below {@link #MIN_CHUNK_BYTES}) so that both copy directions still overlap. Every rank computes
- * the same plan from the same length.
+ * pipeline's fill and drain without adding many chunks. Shorter ranges are cut into up to four equal
+ * chunks so that both copy directions still overlap, but into fewer where four would be shorter than the
+ * caller's smallest chunk ({@link EnqueueBudget}: a chunk must be worth its host enqueue). Every rank
+ * computes the same plan from the same length.
  */
 public final class ChunkPlan {
     /** Smallest chunk worth its per-chunk synchronization. */
@@ -18,18 +19,20 @@ public final class ChunkPlan {
     private long length = -1;
     private long max;
     private long align;
+    private long minChunk;
 
     /**
      * Plans {@code length} elements in chunks of at most {@code max} elements, boundaries multiples of
      * {@code align} elements; {@code minChunk} elements is the smallest chunk of a short range.
      */
     public ChunkPlan plan(long length, long max, long align, long minChunk) {
-        if (length == this.length && max == this.max && align == this.align) {
+        if (length == this.length && max == this.max && align == this.align && minChunk == this.minChunk) {
             return this;
         }
         this.length = length;
         this.max = max;
         this.align = align;
+        this.minChunk = minChunk;
         count = 0;
         if (length <= 0) {
             return this;
@@ -54,7 +57,10 @@ public final class ChunkPlan {
             }
             at = add(at, length - at);
         } else {
-            long chunk = Math.min(max, Math.max(Math.min(minChunk, max), up((length + 3) / 4)));
+            // as many chunks as the smallest chunk allows, up to four, and enough that none exceeds max
+            long k = Math.max(1, Math.min(4, length / Math.max(1, minChunk)));
+            k = Math.max(k, (length + max - 1) / max);
+            long chunk = Math.min(max, up((length + k - 1) / k));
             for (long at = 0; at < length; ) {
                 at = add(at, Math.min(chunk, length - at));
             }

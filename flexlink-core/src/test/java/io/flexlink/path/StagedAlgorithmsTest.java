@@ -13,6 +13,7 @@ import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.sync.Channel;
+import io.flexlink.sync.EnqueueBudget;
 import io.flexlink.sync.Lane;
 import io.flexlink.sync.Rows;
 import java.util.ArrayList;
@@ -128,7 +129,7 @@ class StagedAlgorithmsTest {
             for (int r = 0; r < ranks; r++) {
                 channels[r] = new Recording(r, 64 << 10, (64 << 10) / ranks / 256 * 256);
                 try (StagedAlgorithms a = new StagedAlgorithms(backend, 0, r, ranks, channels[r], new Lane(NOOP),
-                        new Lane(NOOP))) {
+                        new Lane(NOOP), EnqueueBudget.ONE_RANK_PER_THREAD)) {
                     a.run(new CollectiveCall().set(c, SEND, RECV, count, type, ReduceOp.SUM, root, NOOP), offset, length);
                 }
             }
@@ -179,7 +180,8 @@ class StagedAlgorithmsTest {
         long length = 1L << 20;
         try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
             Recording ch = new Recording(0, 64 << 10, 32 << 10);
-            try (StagedAlgorithms a = new StagedAlgorithms(backend, 0, 0, 2, ch, new Lane(NOOP), new Lane(NOOP))) {
+            try (StagedAlgorithms a = new StagedAlgorithms(backend, 0, 0, 2, ch, new Lane(NOOP), new Lane(NOOP),
+                    EnqueueBudget.ONE_RANK_PER_THREAD)) {
                 a.run(new CollectiveCall().set(Collective.ALL_REDUCE, SEND, RECV, length, DataType.FLOAT32,
                         ReduceOp.SUM, 0, NOOP), 0, length);
             }

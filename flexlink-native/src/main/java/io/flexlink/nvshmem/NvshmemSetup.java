@@ -93,7 +93,8 @@ final class NvshmemSetup {
             NvshmemOps ops = new NativeNvshmemOps();
             channel = new NvshmemChannel(context.backend(), ops, session, buffer, context.device(), rank, n, slots,
                     chunk, buffer.address());
-            path = new StagedPath("nvshmem", context.backend(), channel, rank, n, context.device());
+            path = new StagedPath("nvshmem", context.backend(), channel, rank, n, context.device(),
+                    context.budget());
         } catch (RuntimeException | Error e) {
             buffer.close(); // retired: freed at a later setup once every rank has retired it
             throw e;

@@ -12,6 +12,7 @@ import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
+import io.flexlink.sync.EnqueueBudget;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import org.junit.jupiter.api.Test;
@@ -47,7 +48,7 @@ class NvshmemPathCleanupTest {
                         heap.deviceAddress());
                 FlexLinkException failure = new FlexLinkException(Result.SYSTEM_ERROR, "createEvent: test");
                 FlexLinkException thrown = assertThrows(FlexLinkException.class, () -> new StagedPath("nvshmem",
-                        failingEvents(host, failure), channel, 0, 1, 0));
+                        failingEvents(host, failure), channel, 0, 1, 0, EnqueueBudget.ONE_RANK_PER_THREAD));
                 assertSame(failure, thrown);
                 assertEquals(streams, host.liveStreams(), "streams left open");
                 assertEquals(bytes, host.liveBytes(), "pinned memory left allocated");

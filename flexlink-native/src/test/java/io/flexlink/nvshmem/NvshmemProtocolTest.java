@@ -14,6 +14,7 @@ import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.runtime.host.HostFaults;
+import io.flexlink.sync.EnqueueBudget;
 import io.flexlink.verify.DataPattern;
 import io.flexlink.verify.Expected;
 import java.nio.ByteBuffer;
@@ -156,7 +157,7 @@ class NvshmemProtocolTest {
                     allOps[r] = ops;
                     NvshmemChannel ch = new NvshmemChannel(backend, ops, new Object(), heaps[r], r, r, n, SLOTS, CHUNK,
                             heaps[r].deviceAddress());
-                    paths[r] = new StagedPath("nvshmem", backend, ch, r, n, r);
+                    paths[r] = new StagedPath("nvshmem", backend, ch, r, n, r, EnqueueBudget.ONE_RANK_PER_THREAD);
                     ch.ready();
                 }
                 long seed = 1;
