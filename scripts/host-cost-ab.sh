@@ -4,7 +4,11 @@
 # Parts (any of, in this order): small  - EightByteLayers, watchdog off then on (8-byte call vs raw NCCL);
 #   split  - SplitEnqueueCost at #15's call (AllReduce 256 MB at a 0.1 PCIe share: 26843545 B per rank, 8 ranks)
 #            and at 32 MB per rank, 8M chunks; ceiling - CudaMeasurements part (a) at 8M chunks (PCIe path vs
-#            concurrent copies, 2 ranks, 256 MB); jmh - SteadyStateCallBenchmark with -prof gc.
+#            concurrent copies, 2 ranks, 256 MB); jmh - SteadyStateCallBenchmark with -prof gc;
+#   enqueue - CudaMeasurements parts (c) and (d), watchdog off: an 8-byte AllReduce through the Communicator, the
+#            facade and raw bytedeco NCCL, median of 10^5 calls each, and heap bytes per call (the harness of the
+#            first round's +0.22 us). SMALL_TURNS (default 2) sets the turns of small, SMALL_ON=0 leaves out its
+#            watchdog-on half.
 #   bash scripts/host-cost-ab.sh small split ceiling jmh
 set -uo pipefail
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
@@ -18,9 +22,14 @@ echo "A: the working tree's build (.gpu); B: $(cat .gpu-b/REV) (.gpu-b)"
 for part in "$@"; do
   case $part in
     small)
-      for t in 1 2; do for b in a b; do
+      for t in $(seq "${SMALL_TURNS:-2}"); do for b in a b; do
         FLEXLINK_TIMEOUT=0 on $b java io.flexlink.cuda.EightByteLayers 0.25 16 2>&1 | tail -2 | label $b "off"
-        on $b java io.flexlink.cuda.EightByteLayers 0.25 8 2>&1 | tail -2 | label $b "on"
+        [[ ${SMALL_ON:-1} == 0 ]] || on $b java io.flexlink.cuda.EightByteLayers 0.25 8 2>&1 | tail -2 | label $b "on"
+      done; done ;;
+    enqueue)
+      for t in 1 2; do for b in a b; do
+        FLEXLINK_TIMEOUT=0 on $b java -Dparts=c,d io.flexlink.cuda.bench.CudaMeasurements 2>&1 \
+          | grep -E '^(call|bytedeco|FlexLink|FlexNccl)' | label $b "c,d"
       done; done ;;
     split)
       for t in 1 2; do for b in a b; do

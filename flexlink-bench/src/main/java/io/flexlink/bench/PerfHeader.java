@@ -47,10 +47,12 @@ final class PerfHeader {
         out.println("# Backend: " + env.backend + " (" + env.backendNote + ")");
         out.println(env.facts.headerLine());
         FlexLinkConfig c = env.config;
-        out.printf(Locale.ROOT, "# FlexLink: paths %s (primary %s), auxiliary %s, share %s, chunk %d B, slots %d, "
+        // auto chunk and slots: sized per communicator (docs/design.md), so the header names the setting
+        out.printf(Locale.ROOT, "# FlexLink: paths %s (primary %s), auxiliary %s, share %s, chunk %s, slots %s, "
                         + "min split %d B%n",
                 String.join(",", c.paths()), p.meter.hasPrimary() ? "on" : "off", p.meter.auxPaths(),
-                c.raw(FlexLinkConfig.SHARE), c.chunkBytes(), c.slots(), c.minSplitBytes());
+                c.raw(FlexLinkConfig.SHARE), c.isAuto(FlexLinkConfig.CHUNK_BYTES) ? "auto" : c.chunkBytes() + " B",
+                c.isAuto(FlexLinkConfig.SLOTS) ? "auto" : String.valueOf(c.slots()), c.minSplitBytes());
         out.println(NodeReport.header(p.flex.communicators()[0]));
         if (o.flex.baseline) {
             out.println("# Baseline: " + baselineNote(o, p));

@@ -18,7 +18,9 @@ import java.util.Locale;
  * that the engine's Java code runs fully compiled; the 5 of earlier figures left much of it uncompiled).
  * Sizes as nccl-tests counts them (AllGather: the receive buffer, ReduceScatter: the send buffer). Several
  * ranks on one GPU run the PCIe path alone.
- * Usage: {@code SplitEnqueueCost reps chunk enqueueThread coll:size:ranks:share ...}; with the system property
+ * Usage: {@code SplitEnqueueCost reps chunk enqueueThread coll:size:ranks:share[:warmup] ...} (a row's own warm-up
+ * calls, else {@code warmup}: the JIT's work is done once per JVM, so later rows of large sizes need few); with the
+ * system property
  * {@code profile=true}, the calling thread's stack is sampled ({@link StackSampler}) while it enqueues; with
  * {@code timed=true}, each operation on the auxiliary paths' streams is timed ({@link PathStreams}).
  */
@@ -41,18 +43,20 @@ public final class SplitEnqueueCost {
                 long size = ByteSizes.parse(f[1]);
                 int ranks = Integer.parseInt(f[2]);
                 String share = f[3];
+                int warmup = f.length > 4 ? Integer.parseInt(f[4]) : Integer.getInteger("warmup", 3000);
                 FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda")
                         .set(FlexLinkConfig.SHARE, ranks == 1 ? "pcie=" + share : "auto")
                         .set(FlexLinkConfig.CHUNK_BYTES, chunk).set(FlexLinkConfig.ENQUEUE_THREAD, thread)
                         .set(FlexLinkConfig.TUNING_CACHE, "off").build();
-                double[] t = measure(backend, config, c, size, ranks, reps);
+                double[] t = measure(backend, config, c, size, ranks, reps, warmup);
                 System.out.println(String.format(Locale.ROOT, "%-15s %6s %6d %6s %12.1f %12.1f %8.1f", c, f[1], ranks,
                         ranks == 1 ? share : "all", t[0], t[0] / ranks, t[1]));
             }
         }
     }
 
-    static double[] measure(CudaBackend cuda, FlexLinkConfig config, Collective c, long size, int ranks, int reps) {
+    static double[] measure(CudaBackend cuda, FlexLinkConfig config, Collective c, long size, int ranks, int reps,
+                            int warmup) {
         PathStreams timed = Boolean.getBoolean("timed") ? new PathStreams(cuda, PathStreams.Mode.TIME) : null;
         io.flexlink.runtime.Backend backend = timed != null ? timed : cuda;
         int[] devices = new int[ranks];
@@ -61,7 +65,7 @@ public final class SplitEnqueueCost {
         GroupCalls group = new GroupCalls(backend, comms, c, perRank / 4, 0).fill(backend, (byte) 1);
         StackSampler sampler = Boolean.getBoolean("profile")
                 ? new StackSampler(Thread.currentThread(), "org.bytedeco.cuda.global.cudart.cudaStreamSynchronize") : null;
-        double[] t = group.time(Integer.getInteger("warmup", 3000), reps, () -> {
+        double[] t = group.time(warmup, reps, () -> {
             if (timed != null) {
                 timed.reset();
             }
