@@ -14,7 +14,8 @@ select=(); names=()
 for c in "${first[@]}"; do select+=(--select-class "io.flexlink.$c"); names+=("${c##*.}"); done
 excluded=$(IFS='|'; echo "${names[*]}")
 # each test's start and end stream as they happen (--details=testfeed), so that a JVM killed at its limit still
-# names the tests it was in
+# names the tests it was in; it comes last: after it, a --config option left the console launcher without the
+# class path (every class "not found", 0 tests; seen with the bundle's JUnit console 1.14.4)
 summary() { sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -E -A1 "tests (successful|failed|aborted|found)|:: (FAILED|ABORTED)$" | grep -v '^--$'; }
 unfinished() {
   sed 's/\x1b\[[0-9;]*m//g' "$1" | awk -F' :: ' '/ :: STARTED$/ {open[$1] = 1; next}
@@ -23,10 +24,10 @@ unfinished() {
 echo "== first JVM: ${names[*]}"
 # the bundle's logging shows WARN and up; NvshmemGpuTest counts the one INFO line of a path left out of a capture
 JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:-} -Dorg.slf4j.simpleLogger.log.io.flexlink.launch.Launcher=info" \
-timeout -s KILL 240 bash .gpu/run test "${select[@]}" --include-tag gpu --details=testfeed \
-  --config=junit.jupiter.execution.timeout.default=120s > "$OUT/gpu-tests-a.log" 2>&1
+timeout -s KILL 240 bash .gpu/run test "${select[@]}" --include-tag gpu \
+  --config=junit.jupiter.execution.timeout.default=120s --details=testfeed > "$OUT/gpu-tests-a.log" 2>&1
 echo "exit $?"; summary "$OUT/gpu-tests-a.log"; unfinished "$OUT/gpu-tests-a.log"
 echo "== second JVM: every other class"
 timeout -s KILL 330 bash .gpu/run test --scan-class-path --include-tag gpu --exclude-classname ".*($excluded)\$" \
-  --details=testfeed --config=junit.jupiter.execution.timeout.default=180s > "$OUT/gpu-tests-b.log" 2>&1
+  --config=junit.jupiter.execution.timeout.default=180s --details=testfeed > "$OUT/gpu-tests-b.log" 2>&1
 echo "exit $?"; summary "$OUT/gpu-tests-b.log"; unfinished "$OUT/gpu-tests-b.log"
