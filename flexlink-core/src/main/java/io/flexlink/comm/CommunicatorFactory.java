@@ -359,8 +359,8 @@ public final class CommunicatorFactory {
 
     private static String digest(FlexLinkConfig config) {
         return "paths=" + config.paths() + " share=" + config.shares() + " chunk="
-                + config.get(FlexLinkConfig.CHUNK_BYTES) + " slots=" + config.get(FlexLinkConfig.SLOTS) + " minSplit=" + config.minSplitBytes()
-                + " window=" + config.balanceWindow() + " budget=" + config.tuningBudget();
+                + config.get(FlexLinkConfig.CHUNK_BYTES) + " slots=" + config.get(FlexLinkConfig.SLOTS)
+                + " minSplit=" + config.minSplitBytes() + " window=" + config.balanceWindow() + " budget=" + config.tuningBudget();
     }
 
     /**

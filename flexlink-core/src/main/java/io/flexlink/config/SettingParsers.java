@@ -90,12 +90,12 @@ final class SettingParsers {
         };
     }
 
-    /** A byte size ({@link ByteSizes}) in {@code [min, max]}. */
     /** {@code auto} as {@code auto} (the caller's own rule decides later), anything else by {@code parser}. */
     static <T> Function<String, T> autoOr(T auto, Function<String, T> parser) {
         return v -> v.trim().equals("auto") ? auto : parser.apply(v);
     }
 
+    /** A byte size ({@link ByteSizes}) in {@code [min, max]}. */
     static Function<String, Long> bytesBetween(long min, long max, String why) {
         return v -> {
             long n = bytes(v);

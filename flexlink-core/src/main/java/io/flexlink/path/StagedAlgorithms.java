@@ -129,9 +129,7 @@ final class StagedAlgorithms implements AutoCloseable {
 
     private void gather(CollectiveCall call, long producers, long offset, long length) {
         int sz = call.type.size();
-        // a consumer reads every producer's chunk: n - 1 (a Broadcast's, one)
-        ChunkPlan chunks = chunking.plan(length, channel.slotBytes(), call.type,
-                call.collective == Collective.ALL_GATHER ? chunking.peers() : 1);
+        ChunkPlan chunks = chunking.plan(length, channel.slotBytes(), call.type, call.collective);
         long src = call.send + offset * sz;
         boolean producing = (producers >>> rank & 1) != 0;
         long fromOthers = loopback ? producers : producers & ~(1L << rank);
@@ -194,9 +192,7 @@ final class StagedAlgorithms implements AutoCloseable {
         boolean sending = distribute && (!toRoot || rank != call.root);
         boolean receiving = distribute && (!toRoot || rank == call.root);
         long distConsumers = toRoot ? 1L << call.root : others;
-        // contributions, and (but for ReduceScatter) the results: n - 1 pieces each way per chunk
-        long crossings = scatter ? chunking.peers() : 2 * chunking.peers();
-        ChunkPlan chunks = chunking.plan(segLen, channel.pieceBytes(), type, crossings);
+        ChunkPlan chunks = chunking.plan(segLen, channel.pieceBytes(), type, call.collective);
         int count = chunks.count();
         Results distribution = results.set(call, chunks, out, offset, segLen, myLen, length, distConsumers, others,
                 sending, receiving);
@@ -315,7 +311,7 @@ final class StagedAlgorithms implements AutoCloseable {
         if (others == 0) {
             return;
         }
-        ChunkPlan chunks = chunking.plan(length, channel.pieceBytes(), call.type, chunking.peers());
+        ChunkPlan chunks = chunking.plan(length, channel.pieceBytes(), call.type, call.collective);
         for (int c = 0; c < chunks.count(); c++) {
             long at = (offset + chunks.start(c)) * sz;
             long bytes = chunks.length(c) * sz;
@@ -336,7 +332,7 @@ final class StagedAlgorithms implements AutoCloseable {
         if (others == 0) {
             return;
         }
-        ChunkPlan chunks = chunking.plan(length, channel.slotBytes(), call.type, chunking.peers());
+        ChunkPlan chunks = chunking.plan(length, channel.slotBytes(), call.type, call.collective);
         for (int c = 0; c < chunks.count(); c++) {
             long at = (offset + chunks.start(c)) * sz;
             long bytes = chunks.length(c) * sz;
@@ -359,7 +355,7 @@ final class StagedAlgorithms implements AutoCloseable {
         if (others == 0) {
             return;
         }
-        ChunkPlan chunks = chunking.plan(length, channel.pieceBytes(), call.type, chunking.peers());
+        ChunkPlan chunks = chunking.plan(length, channel.pieceBytes(), call.type, call.collective);
         for (int c = 0; c < chunks.count(); c++) {
             long at = (offset + chunks.start(c)) * sz;
             long bytes = chunks.length(c) * sz;

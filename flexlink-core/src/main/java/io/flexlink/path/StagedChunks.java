@@ -1,5 +1,6 @@
 package io.flexlink.path;
 
+import io.flexlink.Collective;
 import io.flexlink.DataType;
 import io.flexlink.sync.ChunkPlan;
 import io.flexlink.sync.EnqueueBudget;
@@ -26,20 +27,29 @@ final class StagedChunks {
         return Math.max(1, 256 / type.size());
     }
 
-    /** The other ranks, as a count of link crossings per chunk byte. */
-    long peers() {
-        return peers;
+    /**
+     * How many times each byte of a chunk of {@code c} crosses this rank's busiest link direction, which sets
+     * the smallest chunk worth enqueueing: a Broadcast's receiver reads the root's chunk once; an AllReduce or
+     * Reduce moves contributions and then results, {@code n - 1} pieces each; every other collective moves
+     * {@code n - 1} pieces one way (an AllGather's consumer reads each peer's chunk, a ReduceScatter's owner
+     * each peer's contribution, an AlltoAll, Gather or Scatter a block per peer).
+     */
+    long crossings(Collective c) {
+        switch (c) {
+            case BROADCAST:
+                return 1;
+            case ALL_REDUCE:
+            case REDUCE:
+                return 2 * peers;
+            default:
+                return peers;
+        }
     }
 
-    /**
-     * The chunks of {@code length} elements of {@code type}, each at most {@code maxBytes}, when every byte of
-     * a chunk crosses this rank's busiest link direction {@code crossings} times (a consumer of an AllGather
-     * reads each of its {@code n - 1} peers' chunks; an AllReduce moves contributions and results,
-     * {@code 2(n - 1)}), which sets the smallest chunk worth enqueueing.
-     */
-    ChunkPlan plan(long length, long maxBytes, DataType type, long crossings) {
+    /** The chunks of {@code length} elements of {@code c}'s {@code type}, each at most {@code maxBytes}. */
+    ChunkPlan plan(long length, long maxBytes, DataType type, Collective c) {
         long a = align(type);
         long max = Math.max(a, maxBytes / type.size() / a * a);
-        return plan.plan(length, max, a, budget.minChunkBytes(crossings) / type.size());
+        return plan.plan(length, max, a, budget.minChunkBytes(crossings(c)) / type.size());
     }
 }
