@@ -141,6 +141,12 @@ public final class CudaMeasurements {
      * before rank 1 (real ranks enqueue concurrently).
      */
     static double[] pcieMillis(Collective c, long bufferBytes, String chunk, int slots, boolean gated) {
+        return pcieMillis(c, bufferBytes, chunk, slots, gated, false);
+    }
+
+    /** As above; {@code inPlace}: each rank's input is its block of the output (AllGather) or the output itself. */
+    static double[] pcieMillis(Collective c, long bufferBytes, String chunk, int slots, boolean gated,
+                               boolean inPlace) {
         FlexLinkConfig config = FlexLinkConfig.builder()
                 .set(FlexLinkConfig.PATHS, "pcie")
                 .set(FlexLinkConfig.CHUNK_BYTES, chunk)
@@ -164,6 +170,7 @@ public final class CudaMeasurements {
                 send[r] = backend.allocate(0, sendBytes);
                 recv[r] = backend.allocate(0, recvBytes);
                 randomize(send[r].address(), sendBytes, 10 + r);
+                randomize(recv[r].address(), recvBytes, 20 + r);
             }
             for (int i = -3; i < reps; i++) {
                 int k = i + 4;
@@ -175,7 +182,9 @@ public final class CudaMeasurements {
                 user[1].waitEvent(start);
                 long t0 = System.nanoTime();
                 for (int r = 0; r < 2; r++) {
-                    CollectiveHarness.enqueue(c, comms[r], send[r].address(), recv[r].address(), count,
+                    long in = !inPlace ? send[r].address()
+                            : recv[r].address() + (c == Collective.ALL_GATHER ? r * sendBytes : 0);
+                    CollectiveHarness.enqueue(c, comms[r], in, recv[r].address(), count,
                             DataType.FLOAT32, ReduceOp.SUM, 0, user[r]);
                 }
                 long t1 = System.nanoTime();

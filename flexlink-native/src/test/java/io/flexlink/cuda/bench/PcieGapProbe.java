@@ -1,0 +1,236 @@
+package io.flexlink.cuda.bench;
+
+import io.flexlink.Collective;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.cuda.CudaBackend;
+import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RuntimeStream;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Where the PCIe path's bandwidth goes on 2 ranks of one GPU: the same 256 MB per direction moved by copy
+ * patterns that add, one at a time, what the path does beyond the ceiling's two large copies (8M copies, a
+ * stream per rank and direction, a ring of four host slots per rank, each read ordered after its write by
+ * events as the path's flags order it), and then the path itself, out of place and in place (an in-place
+ * AllGather has no copy of the rank's own block ahead of its receives). Every figure is the median of
+ * repetitions timed by CUDA events, every stream held on a host counter until everything is enqueued; the
+ * patterns run in rounds so that drift shows. Usage: {@code PcieGapProbe [reps] [rounds]}.
+ */
+public final class PcieGapProbe {
+    private static final long MB = 1 << 20;
+    private static final long BYTES = 256 * MB;
+
+    private PcieGapProbe() {
+    }
+
+    /** One copy on stream {@code stream}. */
+    private record Copy(int stream, long dst, long src, long bytes) {
+    }
+
+    public static void main(String[] args) {
+        int reps = args.length > 0 ? Integer.parseInt(args[0]) : 10;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 2;
+        CudaMeasurements.reps = reps;
+        CudaBackend backend = CudaBackend.open(FlexLinkConfig.fromEnvironment());
+        CudaMeasurements.backend = backend;
+        try (DeviceMemory devA = backend.allocate(0, BYTES); DeviceMemory devB = backend.allocate(0, BYTES);
+             PinnedMemory hostA = backend.allocatePinned(BYTES); PinnedMemory hostB = backend.allocatePinned(BYTES);
+             PinnedMemory ring = backend.allocatePinned(64 * MB); PinnedMemory gate = backend.allocatePinned(64)) {
+            CudaMeasurements.randomize(devA.address(), BYTES, 1);
+            long d2hDst = hostA.deviceAddress();
+            long h2dSrc = hostB.deviceAddress();
+            System.out.println("# PCIe gap probe on " + backend.topology().describe() + ", 256 MB per direction,"
+                    + " median of " + reps + ", GB/s per direction");
+            System.out.printf("%-58s %8s %8s%n", "pattern", "ms", "GB/s");
+            for (int round = 0; round < rounds; round++) {
+                System.out.println("# round " + (round + 1));
+                Probe p = new Probe(backend, gate, reps);
+                p.report("D2H alone, one copy", 1, List.of(new Copy(0, d2hDst, devA.address(), BYTES)));
+                p.report("H2D alone, one copy", 1, List.of(new Copy(0, devB.address(), h2dSrc, BYTES)));
+                p.report("ceiling: D2H + H2D, one copy each, 2 streams", 2, List.of(
+                        new Copy(0, d2hDst, devA.address(), BYTES), new Copy(1, devB.address(), h2dSrc, BYTES)));
+                p.report("D2H + H2D, 8M copies, 2 streams", 2, chunked(1, 8 * MB, devA, devB, d2hDst, h2dSrc));
+                p.report("D2H + H2D, 8M copies, 2 streams per direction", 4,
+                        chunked(2, 8 * MB, devA, devB, d2hDst, h2dSrc));
+                p.report("D2H + H2D, 8M copies, 1 stream each, 4-slot ring", 2, ringed(1, devA, devB, ring));
+                p.report("D2H + H2D, 8M copies, 2 streams each, 4-slot rings", 4, ringed(2, devA, devB, ring));
+                p.reportHandshake("as the rings, each read after its write (events)", devA, devB, ring);
+                for (Collective c : new Collective[] {Collective.ALL_GATHER, Collective.ALL_REDUCE}) {
+                    for (boolean inPlace : new boolean[] {false, true}) {
+                        double ms = CudaMeasurements.pcieMillis(c, BYTES, "8M", 4, true, inPlace)[0];
+                        long perDirection = c == Collective.ALL_GATHER ? BYTES : 2 * BYTES;
+                        System.out.printf("%-58s %8.3f %8.1f%n", "the path, " + c + (inPlace ? " in place" : "")
+                                + ", 8M x 4 slots, gated", ms, perDirection / ms / 1e6);
+                    }
+                }
+                p.close();
+            }
+        } finally {
+            backend.close();
+        }
+    }
+
+    /** {@code perDirection} streams each way, each moving its share of 256 MB in {@code chunk} copies. */
+    private static List<Copy> chunked(int perDirection, long chunk, DeviceMemory devA, DeviceMemory devB, long d2hDst,
+                                      long h2dSrc) {
+        List<Copy> copies = new ArrayList<>();
+        long share = BYTES / perDirection;
+        for (int s = 0; s < perDirection; s++) {
+            for (long at = s * share; at < (s + 1) * share; at += chunk) {
+                copies.add(new Copy(s, d2hDst + at, devA.address() + at, chunk));
+                copies.add(new Copy(perDirection + s, devB.address() + at, h2dSrc + at, chunk));
+            }
+        }
+        return copies;
+    }
+
+    /**
+     * As the path lays its host memory out: each sending stream cycles through its own four 8M slots and the
+     * receiving stream of the other "rank" reads those slots (without the path's handshake, so the reads may
+     * overtake the writes; only the bandwidth is of interest).
+     */
+    private static List<Copy> ringed(int perDirection, DeviceMemory devA, DeviceMemory devB, PinnedMemory ring) {
+        List<Copy> copies = new ArrayList<>();
+        long chunk = 8 * MB;
+        long share = BYTES / perDirection;
+        for (int s = 0; s < perDirection; s++) {
+            long slots = ring.deviceAddress() + s * 4 * chunk;
+            long reader = perDirection + (s + 1) % perDirection;
+            int k = 0;
+            for (long at = s * share; at < (s + 1) * share; at += chunk, k++) {
+                long slot = slots + (k % 4) * chunk;
+                copies.add(new Copy(s, slot, devA.address() + at, chunk));
+                copies.add(new Copy((int) reader, devB.address() + at, slot, chunk));
+            }
+        }
+        return copies;
+    }
+
+    /** Streams and events for one round of patterns. */
+    private static final class Probe implements AutoCloseable {
+        private final CudaBackend backend;
+        private final PinnedMemory gate;
+        private final int reps;
+        private final RuntimeStream[] streams = new RuntimeStream[4];
+        private final RuntimeEvent[] done = new RuntimeEvent[4];
+        private final RuntimeEvent start;
+        private final RuntimeEvent end;
+        /** The gate's value: rises across rounds, since every round's streams wait on the same word. */
+        private static int turn;
+
+        Probe(CudaBackend backend, PinnedMemory gate, int reps) {
+            this.backend = backend;
+            this.gate = gate;
+            this.reps = reps;
+            for (int s = 0; s < streams.length; s++) {
+                streams[s] = backend.createStream(0, "probe." + s);
+                done[s] = backend.createEvent(0, false);
+            }
+            start = backend.createEvent(0, true);
+            end = backend.createEvent(0, true);
+        }
+
+        void report(String name, int streamCount, List<Copy> copies) {
+            double[] t = new double[reps];
+            for (int i = -3; i < reps; i++) {
+                int k = ++turn;
+                for (int s = 0; s < streamCount; s++) {
+                    streams[s].waitValue32(gate, 0, k);
+                }
+                streams[0].record(start);
+                for (int s = 1; s < streamCount; s++) {
+                    streams[s].waitEvent(start);
+                }
+                for (Copy c : copies) {
+                    streams[c.stream()].copy(c.dst(), c.src(), c.bytes());
+                }
+                for (int s = 1; s < streamCount; s++) {
+                    streams[s].record(done[s]);
+                    streams[0].waitEvent(done[s]);
+                }
+                streams[0].record(end);
+                gate.writeCounter(0, k);
+                end.synchronize();
+                if (i >= 0) {
+                    t[i] = end.elapsedMillis(start);
+                }
+            }
+            double ms = CudaMeasurements.median(t);
+            System.out.printf("%-58s %8.3f %8.1f%n", name, ms, BYTES / ms / 1e6);
+        }
+
+        /**
+         * The 2 x 2 rings with the path's order and no flags: the reader of item {@code k} waits for its write
+         * (an event), the writer of item {@code k} for the read of item {@code k - 4} (the slot's last use).
+         */
+        void reportHandshake(String name, DeviceMemory devA, DeviceMemory devB, PinnedMemory ring) {
+            long chunk = 8 * MB;
+            int items = (int) (BYTES / 2 / chunk);
+            RuntimeEvent[][] written = new RuntimeEvent[2][items];
+            RuntimeEvent[][] read = new RuntimeEvent[2][items];
+            for (int r = 0; r < 2; r++) {
+                for (int k = 0; k < items; k++) {
+                    written[r][k] = backend.createEvent(0, false);
+                    read[r][k] = backend.createEvent(0, false);
+                }
+            }
+            double[] t = new double[reps];
+            for (int i = -3; i < reps; i++) {
+                int g = ++turn;
+                for (int s = 0; s < 4; s++) {
+                    streams[s].waitValue32(gate, 0, g);
+                }
+                streams[0].record(start);
+                for (int s = 1; s < 4; s++) {
+                    streams[s].waitEvent(start);
+                }
+                for (int k = 0; k < items; k++) {
+                    for (int r = 0; r < 2; r++) {
+                        long slot = ring.deviceAddress() + (r * 4L + k % 4) * chunk;
+                        long at = (r * (long) items + k) * chunk;
+                        if (k >= 4) {
+                            streams[r].waitEvent(read[r][k - 4]);
+                        }
+                        streams[r].copy(slot, devA.address() + at, chunk);
+                        streams[r].record(written[r][k]);
+                        int reader = 2 + (r + 1) % 2;
+                        streams[reader].waitEvent(written[r][k]);
+                        streams[reader].copy(devB.address() + at, slot, chunk);
+                        streams[reader].record(read[r][k]);
+                    }
+                }
+                for (int s = 1; s < 4; s++) {
+                    streams[s].record(done[s]);
+                    streams[0].waitEvent(done[s]);
+                }
+                streams[0].record(end);
+                gate.writeCounter(0, g);
+                end.synchronize();
+                if (i >= 0) {
+                    t[i] = end.elapsedMillis(start);
+                }
+            }
+            for (int r = 0; r < 2; r++) {
+                for (int k = 0; k < items; k++) {
+                    written[r][k].close();
+                    read[r][k].close();
+                }
+            }
+            double ms = CudaMeasurements.median(t);
+            System.out.printf("%-58s %8.3f %8.1f%n", name, ms, BYTES / ms / 1e6);
+        }
+
+        @Override
+        public void close() {
+            for (int s = 0; s < streams.length; s++) {
+                streams[s].close();
+                done[s].close();
+            }
+            start.close();
+            end.close();
+        }
+    }
+}
