@@ -4,9 +4,14 @@
 # ../shared/gpu-host/pack: builds REV in a temporary worktree (offline, no tests, no javadoc) and writes its
 # modules' jars and test classes into .gpu-b/ (about 5 MB; .gpu/ and .gpu-b/ must travel together: carry both).
 # There, scripts/ab-run.sh runs a command on that build the way .gpu/run runs it on the working tree's.
-#   scripts/ab-pack.sh REV
+# FILEs (paths from the project root, test sources) are copied from the working tree into REV's tree before
+# it is built: a harness written later than REV then runs on both builds, for example
+#   scripts/ab-pack.sh 7412700 flexlink-native/src/test/java/io/flexlink/cuda/bench/PathRate.java
+# A revision whose build plugins this machine has not cached yet is built online.
+#   scripts/ab-pack.sh REV [FILE...]
 set -euo pipefail
-rev=${1:?usage: scripts/ab-pack.sh REV (a commit, branch or tag)}
+rev=${1:?usage: scripts/ab-pack.sh REV [FILE...] (a commit, branch or tag; test sources to add)}
+shift
 root=$(git rev-parse --show-toplevel)
 cd "$root"
 [[ -x .gpu/run ]] || { echo "ab-pack: no .gpu/ here: run ../shared/gpu-host/pack first" >&2; exit 2; }
@@ -14,7 +19,12 @@ tmp=$(mktemp -d)
 wt=$tmp/b
 git worktree add -q --detach "$wt" "$rev"
 trap 'git worktree remove --force "$wt"; rm -rf "$tmp"' EXIT
-(cd "$wt" && mvn -B -ntp -q -o package -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true)
+for f in "$@"; do
+  [[ -f $f ]] || { echo "ab-pack: no file $f in the working tree" >&2; exit 2; }
+  mkdir -p "$wt/$(dirname "$f")" && cp "$f" "$wt/$f"
+done
+build=(package -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true)
+(cd "$wt" && { mvn -B -ntp -q -o "${build[@]}" || mvn -B -ntp -q "${build[@]}"; })
 rm -rf .gpu-b
 for m in flexlink-core flexlink-native flexlink-bench; do
   mkdir -p ".gpu-b/$m"
@@ -26,4 +36,7 @@ for m in flexlink-core flexlink-native flexlink-bench; do
   [[ -d $wt/$m/target/test-classes ]] && cp -r "$wt/$m/target/test-classes" ".gpu-b/$m/"
 done
 git rev-parse --short "$rev" > .gpu-b/REV
+if [[ $# -gt 0 ]]; then
+  echo "ab-pack: added to $(cat .gpu-b/REV): $*"
+fi
 echo "ab-pack: .gpu-b holds $(cat .gpu-b/REV) ($(du -sh .gpu-b | cut -f1)); .gpu holds the working tree's build"

@@ -9,6 +9,10 @@
 #            facade and raw bytedeco NCCL, median of 10^5 calls each, and heap bytes per call (the harness of the
 #            first round's +0.22 us). SMALL_TURNS (default 2) sets the turns of small, SMALL_ON=0 leaves out its
 #            watchdog-on half.
+#   path   - PathRate, three turns A B: the copy ceiling, then the PCIe path's AllGather and AllReduce (2 ranks,
+#            256 MB, 8M x 4 slots), in turns inside each JVM; a B older than PathRate needs it added:
+#            scripts/ab-pack.sh REV flexlink-native/src/test/java/io/flexlink/cuda/bench/PathRate.java
+#   probe  - PcieGapProbe on A alone: the same bytes by copy patterns between the ceiling and the path.
 #   bash scripts/host-cost-ab.sh small split ceiling jmh
 set -uo pipefail
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
@@ -40,6 +44,12 @@ for part in "$@"; do
       for b in a b; do
         on $b java -Dparts=a -Dchunks=8M io.flexlink.cuda.bench.CudaMeasurements 10 2>&1 | grep -v '^#' | tail -12 | label $b ceiling
       done ;;
+    path)
+      for t in 1 2 3; do for b in a b; do
+        on $b java io.flexlink.cuda.bench.PathRate 10 2 2>&1 | grep -E '^ +[0-9]' | label $b "path $t"
+      done; done ;;
+    probe)
+      on a java io.flexlink.cuda.bench.PcieGapProbe 10 3 2>&1 | grep -v -E 'DEBUG|INFO|^\s+at ' | label a probe ;;
     jmh)
       for b in a b; do # the benchmark's own timeout parameter covers the watchdog on (10m) and off (0)
         on $b java org.openjdk.jmh.Main SteadyStateCallBenchmark -p backend=cuda -prof gc -f 1 -wi 2 -i 5 2>&1 \
