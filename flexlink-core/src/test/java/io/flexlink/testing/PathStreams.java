@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * A backend whose auxiliary paths' streams (labels starting {@code pcie}) are proxies, for the host-cost probes:
@@ -28,6 +29,8 @@ public final class PathStreams extends ForwardingBackend {
     private final Mode mode;
     /** Per method: calls, nanoseconds (TIME only). */
     private final Map<String, long[]> byMethod = new ConcurrentHashMap<>();
+    /** Which threads' calls count ({@link #countOnly}). */
+    private volatile Predicate<Thread> counted = t -> true;
 
     public PathStreams(Backend delegate, Mode mode) {
         super(delegate);
@@ -37,6 +40,15 @@ public final class PathStreams extends ForwardingBackend {
     /** Forgets what was counted so far (the calls that set things up). */
     public void reset() {
         byMethod.clear();
+    }
+
+    /**
+     * Counts from now on only the calls made on threads that {@code threads} accepts (every thread's before).
+     * A host-cost probe leaves out threads that are not the call's (the watchdog's queries on the same streams);
+     * it must keep the communicators' enqueue threads, which enqueue the auxiliary paths' work.
+     */
+    public void countOnly(Predicate<Thread> threads) {
+        counted = threads;
     }
 
     /** Whether {@code method} of {@link RuntimeStream} enqueues an operation (one CUDA call on CUDA). */
@@ -64,6 +76,9 @@ public final class PathStreams extends ForwardingBackend {
                     if (mode == Mode.DROP) {
                         return m.getReturnType() == void.class && !name.equals("close") && !name.equals("synchronize")
                                 ? null : invoke(s, m, a);
+                    }
+                    if (!counted.test(Thread.currentThread())) {
+                        return invoke(s, m, a);
                     }
                     long t0 = mode == Mode.TIME ? System.nanoTime() : 0;
                     try {
