@@ -134,6 +134,19 @@ public final class PcieGapProbe {
         }
 
         void report(String name, int streamCount, List<Copy> copies) {
+            print(name, time(streamCount, () -> {
+                for (Copy c : copies) {
+                    streams[c.stream()].copy(c.dst(), c.src(), c.bytes());
+                }
+            }));
+        }
+
+        /**
+         * Median ms of {@code body}'s work on the first {@code streamCount} streams: all held on the gate until
+         * {@code body} has enqueued, timed from a start on stream 0 that the others wait for to stream 0's end
+         * after it has waited for the others.
+         */
+        private double time(int streamCount, Runnable body) {
             double[] t = new double[reps];
             for (int i = -3; i < reps; i++) {
                 int k = ++turn;
@@ -144,9 +157,7 @@ public final class PcieGapProbe {
                 for (int s = 1; s < streamCount; s++) {
                     streams[s].waitEvent(start);
                 }
-                for (Copy c : copies) {
-                    streams[c.stream()].copy(c.dst(), c.src(), c.bytes());
-                }
+                body.run();
                 for (int s = 1; s < streamCount; s++) {
                     streams[s].record(done[s]);
                     streams[0].waitEvent(done[s]);
@@ -158,7 +169,10 @@ public final class PcieGapProbe {
                     t[i] = end.elapsedMillis(start);
                 }
             }
-            double ms = CudaMeasurements.median(t);
+            return CudaMeasurements.median(t);
+        }
+
+        private static void print(String name, double ms) {
             System.out.printf("%-58s %8.3f %8.1f%n", name, ms, BYTES / ms / 1e6);
         }
 
@@ -177,16 +191,7 @@ public final class PcieGapProbe {
                     read[r][k] = backend.createEvent(0, false);
                 }
             }
-            double[] t = new double[reps];
-            for (int i = -3; i < reps; i++) {
-                int g = ++turn;
-                for (int s = 0; s < 4; s++) {
-                    streams[s].waitValue32(gate, 0, g);
-                }
-                streams[0].record(start);
-                for (int s = 1; s < 4; s++) {
-                    streams[s].waitEvent(start);
-                }
+            double ms = time(4, () -> {
                 for (int k = 0; k < items; k++) {
                     for (int r = 0; r < 2; r++) {
                         long slot = ring.deviceAddress() + (r * 4L + k % 4) * chunk;
@@ -202,25 +207,14 @@ public final class PcieGapProbe {
                         streams[reader].record(read[r][k]);
                     }
                 }
-                for (int s = 1; s < 4; s++) {
-                    streams[s].record(done[s]);
-                    streams[0].waitEvent(done[s]);
-                }
-                streams[0].record(end);
-                gate.writeCounter(0, g);
-                end.synchronize();
-                if (i >= 0) {
-                    t[i] = end.elapsedMillis(start);
-                }
-            }
+            });
             for (int r = 0; r < 2; r++) {
                 for (int k = 0; k < items; k++) {
                     written[r][k].close();
                     read[r][k].close();
                 }
             }
-            double ms = CudaMeasurements.median(t);
-            System.out.printf("%-58s %8.3f %8.1f%n", name, ms, BYTES / ms / 1e6);
+            print(name, ms);
         }
 
         @Override
