@@ -5,14 +5,16 @@
 #   split  - SplitEnqueueCost at #15's call (AllReduce 256 MB at a 0.1 PCIe share: 26843545 B per rank, 8 ranks)
 #            and at 32 MB per rank, 8M chunks; ceiling - CudaMeasurements part (a) at 8M chunks (PCIe path vs
 #            concurrent copies, 2 ranks, 256 MB); jmh - SteadyStateCallBenchmark with -prof gc;
-#   enqueue - CudaMeasurements parts (c) and (d), watchdog off: an 8-byte AllReduce through the Communicator, the
-#            facade and raw bytedeco NCCL, median of 10^5 calls each, and heap bytes per call (the harness of the
-#            first round's +0.22 us). SMALL_TURNS (default 2) sets the turns of small, SMALL_ON=0 leaves out its
+#   enqueue - EnqueueMeasurements (CudaMeasurements' parts (c) and (d)), watchdog off: an 8-byte AllReduce
+#            through the Communicator, the facade and raw bytedeco NCCL, median of 10^5 calls each, and heap
+#            bytes per call (the harness of the first round's +0.22 us). SMALL_TURNS (default 2) sets the turns of small, SMALL_ON=0 leaves out its
 #            watchdog-on half.
 #   path   - PathRate, three turns A B: the copy ceiling, then the PCIe path's AllGather and AllReduce (2 ranks,
 #            256 MB, 8M x 4 slots), in turns inside each JVM; a B older than PathRate needs it added:
 #            scripts/ab-pack.sh REV flexlink-native/src/test/java/io/flexlink/cuda/bench/PathRate.java
 #   probe  - PcieGapProbe on A alone: the same bytes by copy patterns between the ceiling and the path.
+#   A B from before PathRate and EnqueueMeasurements' own main (the first round's 7412700, say) needs both added:
+#     scripts/ab-pack.sh 7412700 flexlink-native/src/test/java/io/flexlink/cuda/bench/{PathRate,EnqueueMeasurements}.java
 #   bash scripts/host-cost-ab.sh small split ceiling jmh
 set -uo pipefail
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
@@ -32,7 +34,7 @@ for part in "$@"; do
       done; done ;;
     enqueue)
       for t in 1 2; do for b in a b; do
-        FLEXLINK_TIMEOUT=0 on $b java -Dparts=c,d io.flexlink.cuda.bench.CudaMeasurements 2>&1 \
+        FLEXLINK_TIMEOUT=0 on $b java io.flexlink.cuda.bench.EnqueueMeasurements 2>&1 \
           | grep -E '^(call|bytedeco|FlexLink|FlexNccl)' | label $b "c,d"
       done; done ;;
     split)

@@ -21,10 +21,21 @@ import org.bytedeco.javacpp.PointerPointer;
 /**
  * Parts (c) and (d) of {@link CudaMeasurements}: host enqueue time of an 8-byte AllReduce through
  * FlexLink's communicator, the facade and raw bytedeco NCCL, and the heap bytes each allocates per
- * steady-state call.
+ * steady-state call. Runs alone too ({@code EnqueueMeasurements}, no arguments): it uses nothing younger
+ * than the first round's API, so that {@code scripts/ab-pack.sh REV} can add it to an older build and one
+ * device call can time both builds' small call.
  */
 final class EnqueueMeasurements {
     private EnqueueMeasurements() {
+    }
+
+    public static void main(String[] args) {
+        CudaBackend backend = CudaBackend.open(FlexLinkConfig.fromEnvironment());
+        try {
+            run(backend);
+        } finally {
+            backend.close();
+        }
     }
 
     interface Call {
