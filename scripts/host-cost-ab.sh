@@ -7,8 +7,8 @@
 #            concurrent copies, 2 ranks, 256 MB); jmh - SteadyStateCallBenchmark with -prof gc;
 #   enqueue - EnqueueMeasurements (CudaMeasurements' parts (c) and (d)), watchdog off: an 8-byte AllReduce
 #            through the Communicator, the facade and raw bytedeco NCCL, median of 10^5 calls each, and heap
-#            bytes per call (the harness of the first round's +0.22 us). SMALL_TURNS (default 2) sets the turns of small, SMALL_ON=0 leaves out its
-#            watchdog-on half.
+#            bytes per call (the harness of the first round's +0.22 us). SMALL_TURNS (default 2) sets the turns
+#            of small, SMALL_ON=0 leaves out its watchdog-on half.
 #   path   - PathRate, three turns A B: the copy ceiling, then the PCIe path's AllGather and AllReduce (2 ranks,
 #            256 MB, 8M x 4 slots), in turns inside each JVM; a B older than PathRate needs it added:
 #            scripts/ab-pack.sh REV flexlink-native/src/test/java/io/flexlink/cuda/bench/PathRate.java
