@@ -57,7 +57,10 @@ public final class PcieGapProbe {
                         chunked(2, 8 * MB, devA, devB, d2hDst, h2dSrc));
                 p.report("D2H + H2D, 8M copies, 1 stream each, 4-slot ring", 2, ringed(1, devA, devB, ring));
                 p.report("D2H + H2D, 8M copies, 2 streams each, 4-slot rings", 4, ringed(2, devA, devB, ring));
-                p.reportHandshake("as the rings, each read after its write (events)", devA, devB, ring);
+                for (long chunk : new long[] {8 * MB, 2 * MB}) {
+                    p.reportHandshake("2 x 2 rings of " + chunk / MB + "M slots, each read after its write (events)",
+                            chunk, devA, devB, ring);
+                }
                 for (Collective c : new Collective[] {Collective.ALL_GATHER, Collective.ALL_REDUCE}) {
                     for (boolean inPlace : new boolean[] {false, true}) {
                         double ms = CudaMeasurements.pcieMillis(c, BYTES, "8M", 4, true, inPlace)[0];
@@ -179,9 +182,9 @@ public final class PcieGapProbe {
         /**
          * The 2 x 2 rings with the path's order and no flags: the reader of item {@code k} waits for its write
          * (an event), the writer of item {@code k} for the read of item {@code k - 4} (the slot's last use).
+         * Smaller slots keep each read nearer its write in time, and in the host's caches if those hold it.
          */
-        void reportHandshake(String name, DeviceMemory devA, DeviceMemory devB, PinnedMemory ring) {
-            long chunk = 8 * MB;
+        void reportHandshake(String name, long chunk, DeviceMemory devA, DeviceMemory devB, PinnedMemory ring) {
             int items = (int) (BYTES / 2 / chunk);
             RuntimeEvent[][] written = new RuntimeEvent[2][items];
             RuntimeEvent[][] read = new RuntimeEvent[2][items];
