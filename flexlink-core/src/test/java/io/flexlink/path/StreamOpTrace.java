@@ -1,0 +1,102 @@
+package io.flexlink.path;
+
+import io.flexlink.Collective;
+import io.flexlink.Communicator;
+import io.flexlink.FlexLink;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.ForwardingBackend;
+import io.flexlink.runtime.MemOps;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.runtime.host.HostBackend;
+import io.flexlink.testing.GroupCalls;
+import io.flexlink.testing.PathStreams;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.util.Locale;
+
+/**
+ * The auxiliary paths' stream operations of one call, in the order the engine enqueues them, one line each:
+ * the stream, the operation and its size (copies in bytes and rows, reductions in elements and rows of
+ * peers, a flag batch as its waits {@code W} and writes {@code w} on handshake words, numbered by their
+ * 64-byte line). What {@link StreamOpCount} counts, in order: where a copy engine waits on a kernel or a flag
+ * between two copies, the trace shows it. The host backend executes the call; the operations are the CUDA
+ * backend's. Usage: {@code StreamOpTrace collective bytesPerRank ranks chunk [rank]} (one rank's streams,
+ * default 0; the call after a first one that set things up).
+ */
+public final class StreamOpTrace {
+    private StreamOpTrace() {
+    }
+
+    public static void main(String[] args) {
+        Collective c = Collective.valueOf(args[0]);
+        long bytes = Long.parseLong(args[1]);
+        int ranks = Integer.parseInt(args[2]);
+        String chunk = args[3];
+        String rank = ".r" + (args.length > 4 ? args[4] : "0");
+        FlexLinkConfig config = GroupCalls.probeConfig(ranks, chunk).build();
+        boolean[] tracing = {false};
+        try (HostBackend host = new HostBackend(config)) {
+            ForwardingBackend traced = new ForwardingBackend(host) {
+                @Override
+                public RuntimeStream createStream(int device, String label) {
+                    RuntimeStream s = super.createStream(device, label);
+                    return label.startsWith("pcie") && label.endsWith(rank) ? trace(s, tracing) : s;
+                }
+
+                @Override
+                public void close() {
+                    // the host backend belongs to the try block
+                }
+            };
+            Communicator[] comms = FlexLink.initAll(traced, config, new int[ranks]);
+            GroupCalls group = new GroupCalls(host, comms, c, bytes / 4, ranks - 1);
+            group.enqueue();
+            group.synchronize();
+            tracing[0] = true;
+            group.enqueue();
+            tracing[0] = false;
+            group.synchronize();
+            group.close();
+        }
+    }
+
+    private static RuntimeStream trace(RuntimeStream s, boolean[] tracing) {
+        return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
+                new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
+                    if (tracing[0] && m.getReturnType() == void.class && PathStreams.isOperation(m.getName())) {
+                        System.out.printf(Locale.ROOT, "%-14s %-17s %s%n", s.label(), m.getName(), describe(m, a));
+                    }
+                    try {
+                        return m.invoke(s, a);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
+    /** The size of one operation, from the arguments of {@link RuntimeStream}'s methods. */
+    static String describe(Method m, Object[] a) {
+        switch (m.getName()) {
+            case "copy":
+                return a[2] + " B";
+            case "copyRows":
+                return a[5] + " x " + a[4] + " B";
+            case "copyRowsFromHost":
+                return a[6] + " x " + a[5] + " B from host";
+            case "reduce":
+                return a[3] + " el";
+            case "reduceRows":
+                return a[5] + " el, own input + " + a[4] + " rows";
+            case "memOps":
+                MemOps ops = (MemOps) a[0];
+                StringBuilder sb = new StringBuilder();
+                for (int i = 0; i < ops.size(); i++) {
+                    sb.append(i == 0 ? "" : " ").append(ops.kind(i) == MemOps.WAIT ? "W" : "w").append(ops.offset(i) / 64);
+                }
+                return sb.toString();
+            default:
+                return "";
+        }
+    }
+}
