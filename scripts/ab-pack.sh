@@ -20,6 +20,7 @@ wt=$tmp/b
 git worktree add -q --detach "$wt" "$rev"
 trap 'git worktree remove --force "$wt"; rm -rf "$tmp"' EXIT
 for f in "$@"; do
+  [[ $f != /* ]] || { echo "ab-pack: $f: give the path from the project root" >&2; exit 2; }
   [[ -f $f ]] || { echo "ab-pack: no file $f in the working tree" >&2; exit 2; }
   mkdir -p "$wt/$(dirname "$f")" && cp "$f" "$wt/$f"
 done

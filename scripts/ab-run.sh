@@ -9,9 +9,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 [[ -f $root/.gpu-b/REV ]] || { echo "ab-run: no .gpu-b/ (scripts/ab-pack.sh REV, then carry .gpu-b)" >&2; exit 2; }
 b=${TMPDIR:-/tmp}/gpu-b-$(cat "$root/.gpu-b/REV")
 if [[ ! -x $b/run ]]; then
-  rm -rf "$b" && mkdir -p "$b/modules"
+  rm -rf "$b" && mkdir -p "$b"
   for f in lib console jre.tar.xz; do ln -s "$root/.gpu/$f" "$b/$f"; done
   cp "$root/.gpu/run" "$b/run"
-  for m in "$root"/.gpu-b/*/; do cp -r "$m" "$b/modules/"; done
 fi
+# the modules every time (a few MB): one REV may be packed again with other harness files added
+rm -rf "$b/modules" && mkdir -p "$b/modules"
+for m in "$root"/.gpu-b/*/; do cp -r "$m" "$b/modules/"; done
 exec bash "$b/run" "$@"

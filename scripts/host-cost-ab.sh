@@ -35,7 +35,7 @@ for part in "$@"; do
     enqueue)
       for t in 1 2; do for b in a b; do
         FLEXLINK_TIMEOUT=0 on $b java io.flexlink.cuda.bench.EnqueueMeasurements 2>&1 \
-          | grep -E '^(call|bytedeco|FlexLink|FlexNccl)' | label $b "c,d"
+          | grep -E '^(call|bytedeco|FlexLink|FlexNccl)|Exception|Error' | label $b "c,d"
       done; done ;;
     split)
       for t in 1 2; do for b in a b; do
@@ -48,7 +48,7 @@ for part in "$@"; do
       done ;;
     path)
       for t in 1 2 3; do for b in a b; do
-        on $b java io.flexlink.cuda.bench.PathRate 10 2 2>&1 | grep -E '^ +[0-9]' | label $b "path $t"
+        on $b java io.flexlink.cuda.bench.PathRate 10 2 2>&1 | grep -E '^ +[0-9]|Exception|Error' | label $b "path $t"
       done; done ;;
     probe)
       on a java io.flexlink.cuda.bench.PcieGapProbe 10 3 2>&1 | grep -v -E 'DEBUG|INFO|^\s+at ' | label a probe ;;

@@ -48,33 +48,41 @@ public final class PathRate {
         }
     }
 
-    /** The slower direction's rate while the other direction moves twice its bytes: median GB/s. */
+    /**
+     * The slower direction's rate while the other direction moves twice its bytes: median GB/s. Both streams
+     * wait on a host counter until both copies are enqueued, so that the loading copy runs from the timed
+     * one's first byte.
+     */
     static double loadedRate(long bytes) {
         io.flexlink.runtime.Backend b = CudaMeasurements.backend;
         RuntimeStream d2h = b.createStream(0, "bench.loaded.d2h");
         RuntimeStream h2d = b.createStream(0, "bench.loaded.h2d");
-        RuntimeEvent start = b.createEvent(0, false);
         RuntimeEvent[] ev = {b.createEvent(0, true), b.createEvent(0, true), b.createEvent(0, true),
                 b.createEvent(0, true)};
         int reps = CudaMeasurements.reps;
         double[] h2dRate = new double[reps];
         double[] d2hRate = new double[reps];
+        int k = 0;
         try (DeviceMemory dev = b.allocate(0, 2 * bytes); DeviceMemory dev2 = b.allocate(0, 2 * bytes);
-             PinnedMemory host = b.allocatePinned(2 * bytes); PinnedMemory host2 = b.allocatePinned(2 * bytes)) {
+             PinnedMemory host = b.allocatePinned(2 * bytes); PinnedMemory host2 = b.allocatePinned(2 * bytes);
+             PinnedMemory gate = b.allocatePinned(64)) {
             CudaMeasurements.randomize(dev.address(), 2 * bytes, 5);
             for (int i = -3; i < reps; i++) {
                 for (int timed = 0; timed < 2; timed++) {
                     // timed 0: H2D of bytes inside a D2H of 2 x bytes; timed 1: the reverse
-                    long d2hBytes = timed == 0 ? 2 * bytes : bytes;
-                    long h2dBytes = timed == 0 ? bytes : 2 * bytes;
-                    d2h.record(start);
-                    h2d.waitEvent(start);
-                    d2h.record(ev[0]);
-                    d2h.copy(host.deviceAddress(), dev.address(), d2hBytes);
-                    d2h.record(ev[1]);
-                    h2d.record(ev[2]);
-                    h2d.copy(dev2.address(), host2.deviceAddress(), h2dBytes);
-                    h2d.record(ev[3]);
+                    k++;
+                    try {
+                        d2h.waitValue32(gate, 0, k);
+                        h2d.waitValue32(gate, 0, k);
+                        d2h.record(ev[0]);
+                        d2h.copy(host.deviceAddress(), dev.address(), timed == 0 ? 2 * bytes : bytes);
+                        d2h.record(ev[1]);
+                        h2d.record(ev[2]);
+                        h2d.copy(dev2.address(), host2.deviceAddress(), timed == 0 ? bytes : 2 * bytes);
+                        h2d.record(ev[3]);
+                    } finally {
+                        gate.writeCounter(0, k);
+                    }
                     d2h.synchronize();
                     h2d.synchronize();
                     if (i >= 0) {
@@ -89,7 +97,6 @@ public final class PathRate {
         } finally {
             d2h.close();
             h2d.close();
-            start.close();
             for (RuntimeEvent e : ev) {
                 e.close();
             }

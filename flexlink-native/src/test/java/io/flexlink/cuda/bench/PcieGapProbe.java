@@ -44,7 +44,7 @@ public final class PcieGapProbe {
             long h2dSrc = hostB.deviceAddress();
             System.out.println("# PCIe gap probe on " + backend.topology().describe() + ", 256 MB per direction,"
                     + " median of " + reps + ", GB/s per direction");
-            System.out.printf("%-58s %8s %8s%n", "pattern", "ms", "GB/s");
+            System.out.printf("%-64s %8s %8s%n", "pattern", "ms", "GB/s");
             for (int round = 0; round < rounds; round++) {
                 System.out.println("# round " + (round + 1));
                 Probe p = new Probe(backend, gate, reps);
@@ -65,7 +65,7 @@ public final class PcieGapProbe {
                     for (boolean inPlace : new boolean[] {false, true}) {
                         double ms = CudaMeasurements.pcieMillis(c, BYTES, "8M", 4, true, inPlace)[0];
                         long perDirection = c == Collective.ALL_GATHER ? BYTES : 2 * BYTES;
-                        System.out.printf("%-58s %8.3f %8.1f%n", "the path, " + c + (inPlace ? " in place" : "")
+                        System.out.printf("%-64s %8.3f %8.1f%n", "the path, " + c + (inPlace ? " in place" : "")
                                 + ", 8M x 4 slots, gated", ms, perDirection / ms / 1e6);
                     }
                 }
@@ -153,20 +153,24 @@ public final class PcieGapProbe {
             double[] t = new double[reps];
             for (int i = -3; i < reps; i++) {
                 int k = ++turn;
-                for (int s = 0; s < streamCount; s++) {
-                    streams[s].waitValue32(gate, 0, k);
+                try {
+                    for (int s = 0; s < streamCount; s++) {
+                        streams[s].waitValue32(gate, 0, k);
+                    }
+                    streams[0].record(start);
+                    for (int s = 1; s < streamCount; s++) {
+                        streams[s].waitEvent(start);
+                    }
+                    body.run();
+                    for (int s = 1; s < streamCount; s++) {
+                        streams[s].record(done[s]);
+                        streams[0].waitEvent(done[s]);
+                    }
+                    streams[0].record(end);
+                } finally {
+                    // released whatever happened: a stream left on the gate would hold every later free
+                    gate.writeCounter(0, k);
                 }
-                streams[0].record(start);
-                for (int s = 1; s < streamCount; s++) {
-                    streams[s].waitEvent(start);
-                }
-                body.run();
-                for (int s = 1; s < streamCount; s++) {
-                    streams[s].record(done[s]);
-                    streams[0].waitEvent(done[s]);
-                }
-                streams[0].record(end);
-                gate.writeCounter(0, k);
                 end.synchronize();
                 if (i >= 0) {
                     t[i] = end.elapsedMillis(start);
@@ -176,7 +180,7 @@ public final class PcieGapProbe {
         }
 
         private static void print(String name, double ms) {
-            System.out.printf("%-58s %8.3f %8.1f%n", name, ms, BYTES / ms / 1e6);
+            System.out.printf("%-64s %8.3f %8.1f%n", name, ms, BYTES / ms / 1e6);
         }
 
         /**
