@@ -4,15 +4,11 @@ import io.flexlink.Collective;
 import io.flexlink.Communicator;
 import io.flexlink.FlexLink;
 import io.flexlink.config.FlexLinkConfig;
-import io.flexlink.runtime.ForwardingBackend;
 import io.flexlink.runtime.MemOps;
-import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.GroupCalls;
 import io.flexlink.testing.PathStreams;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.util.Locale;
 
 /**
@@ -35,47 +31,25 @@ public final class StreamOpTrace {
         String chunk = args[3];
         String rank = ".r" + (args.length > 4 ? args[4] : "0");
         FlexLinkConfig config = GroupCalls.probeConfig(ranks, chunk).build();
-        boolean[] tracing = {false};
         try (HostBackend host = new HostBackend(config)) {
-            ForwardingBackend traced = new ForwardingBackend(host) {
-                @Override
-                public RuntimeStream createStream(int device, String label) {
-                    RuntimeStream s = super.createStream(device, label);
-                    return label.startsWith("pcie") && label.endsWith(rank) ? trace(s, tracing) : s;
-                }
-
-                @Override
-                public void close() {
-                    // the host backend belongs to the try block
-                }
-            };
+            PathStreams traced = new PathStreams(host, PathStreams.Mode.COUNT);
             Communicator[] comms = FlexLink.initAll(traced, config, new int[ranks]);
             GroupCalls group = new GroupCalls(host, comms, c, bytes / 4, ranks - 1);
             group.enqueue();
             group.synchronize();
-            tracing[0] = true;
+            traced.listen((label, m, a) -> {
+                if (label.endsWith(rank) && m.getReturnType() == void.class && PathStreams.isOperation(m.getName())) {
+                    System.out.printf(Locale.ROOT, "%-14s %-17s %s%n", label, m.getName(), describe(m, a));
+                }
+            });
             group.enqueue();
-            tracing[0] = false;
+            traced.listen((label, m, a) -> { });
             group.synchronize();
             group.close();
         }
     }
 
-    private static RuntimeStream trace(RuntimeStream s, boolean[] tracing) {
-        return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
-                new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
-                    if (tracing[0] && m.getReturnType() == void.class && PathStreams.isOperation(m.getName())) {
-                        System.out.printf(Locale.ROOT, "%-14s %-17s %s%n", s.label(), m.getName(), describe(m, a));
-                    }
-                    try {
-                        return m.invoke(s, a);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
-    }
-
-    /** The size of one operation, from the arguments of {@link RuntimeStream}'s methods. */
+    /** The size of one operation, from the arguments of {@code RuntimeStream}'s methods. */
     static String describe(Method m, Object[] a) {
         switch (m.getName()) {
             case "copy":

@@ -4,6 +4,7 @@ import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.ForwardingBackend;
 import io.flexlink.runtime.RuntimeStream;
 import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.util.Locale;
 import java.util.Map;
@@ -29,6 +30,8 @@ public final class PathStreams extends ForwardingBackend {
     private final Mode mode;
     /** Per method: calls, nanoseconds (TIME only). */
     private final Map<String, long[]> byMethod = new ConcurrentHashMap<>();
+    /** Told of every counted call ({@link #listen}); none by default. */
+    private volatile Listener listener = (label, method, args) -> { };
     /** Which threads' calls count ({@link #countOnly}). */
     private volatile Predicate<Thread> counted = t -> true;
 
@@ -49,6 +52,20 @@ public final class PathStreams extends ForwardingBackend {
      */
     public void countOnly(Predicate<Thread> threads) {
         counted = threads;
+    }
+
+    /** What {@link #listen} passes each counted call to. */
+    public interface Listener {
+        /** {@code method} of {@link RuntimeStream} called with {@code args} on the path stream {@code label}. */
+        void called(String label, Method method, Object[] args);
+    }
+
+    /**
+     * Tells {@code listener} of every call this backend counts from now on, before it reaches the stream, in the
+     * order of the calls ({@code StreamOpTrace} prints them).
+     */
+    public void listen(Listener listener) {
+        this.listener = listener;
     }
 
     /** Whether {@code method} of {@link RuntimeStream} enqueues an operation (one CUDA call on CUDA). */
@@ -80,6 +97,7 @@ public final class PathStreams extends ForwardingBackend {
                     if (!counted.test(Thread.currentThread())) {
                         return invoke(s, m, a);
                     }
+                    listener.called(s.label(), m, a);
                     long t0 = mode == Mode.TIME ? System.nanoTime() : 0;
                     try {
                         return invoke(s, m, a);
@@ -93,7 +111,7 @@ public final class PathStreams extends ForwardingBackend {
                 });
     }
 
-    private static Object invoke(RuntimeStream s, java.lang.reflect.Method m, Object[] a) throws Throwable {
+    private static Object invoke(RuntimeStream s, Method m, Object[] a) throws Throwable {
         try {
             return m.invoke(s, a);
         } catch (InvocationTargetException e) {

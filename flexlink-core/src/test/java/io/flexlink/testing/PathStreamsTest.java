@@ -7,6 +7,8 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
 /** The host-cost probes' counting backend: which streams and which threads' calls it counts. */
@@ -19,6 +21,9 @@ class PathStreamsTest {
             PathStreams counting = new PathStreams(host, PathStreams.Mode.COUNT);
             RuntimeStream path = counting.createStream(0, "pcie.send");
             RuntimeStream user = counting.createStream(0, "user");
+            List<String> heard = new CopyOnWriteArrayList<>();
+            counting.listen((label, method, args) -> heard.add(label + " " + method.getName()
+                    + (args != null && args.length > 2 ? " " + args[2] : "")));
             try {
                 path.writeValue32(word, 0, 1);
                 user.writeValue32(word, 0, 2); // not a path's stream: not counted
@@ -33,6 +38,8 @@ class PathStreamsTest {
                 assertEquals(4, word.readCounter(0), "every write ran, counted or not");
                 assertArrayEquals(new long[] {2, 0}, counting.byMethod().get("writeValue32"),
                         "this thread's first write and the worker's, not the poller's");
+                assertEquals(List.of("pcie.send writeValue32 1", "pcie.send writeValue32 4", "pcie.send synchronize"),
+                        heard, "the listener hears the counted calls, in order");
             } finally {
                 path.close();
                 user.close();
