@@ -1,8 +1,8 @@
 package io.flexlink.path;
 
+import io.flexlink.runtime.AlternatingScratch;
 import io.flexlink.runtime.MemoryPlacement;
 import io.flexlink.runtime.PinnedMemory;
-import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Staging;
 import io.flexlink.sync.StagingLayout;
 
@@ -37,7 +37,7 @@ public final class PciePathProvider implements PathProvider {
         PinnedMemory memory = context.shared().create("pcie", layout.totalBytes(), new MemoryPlacement(starts, near),
                 layout::initialize);
         Staging staging = new Staging(layout, memory, context.rank(),
-                new Scratch(context.backend(), context.device()));
+                new AlternatingScratch(context.backend(), context.device()));
         return new StagedPath("pcie", context.backend(), staging, context.rank(), n, context.device(),
                 context.budget());
     }

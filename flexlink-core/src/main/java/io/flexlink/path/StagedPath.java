@@ -13,16 +13,17 @@ import org.slf4j.LoggerFactory;
 /**
  * A path that stages data through a {@link Channel}: the PCIe path (pinned host memory) and the NVSHMEM
  * path (symmetric GPU memory) are both this class, with their own channel. Each rank has a send stream
- * (producer side) and a receive stream (consumer side, reductions), so both directions of a link are busy
- * at once; the algorithms are {@link StagedAlgorithms}, the same for every channel.
+ * (producer side) and a receive stream (consumer side), so both directions of a link are busy at once, and a
+ * local stream for the work that stays on the device (reductions, the rank's own block), which then
+ * overlaps the receive stream's copies; the algorithms are {@link StagedAlgorithms}, the same for every
+ * channel.
  */
 public final class StagedPath implements Path {
     private static final Logger LOG = LoggerFactory.getLogger(StagedPath.class);
 
     private final String name;
     private final Channel channel;
-    private final RuntimeStream sendStream;
-    private final RuntimeStream recvStream;
+    /** Send, receive and local, in that order. */
     private final RuntimeStream[] streams;
     private final StagedAlgorithms algorithms;
     private volatile boolean closed;
@@ -35,26 +36,25 @@ public final class StagedPath implements Path {
                       EnqueueBudget budget) {
         this.name = name;
         this.channel = channel;
-        RuntimeStream s = null;
-        RuntimeStream r = null;
-        StagedAlgorithms a = null;
+        String[] roles = {".send.r", ".recv.r", ".local.r"};
+        RuntimeStream[] made = new RuntimeStream[roles.length];
+        StagedAlgorithms a;
         try {
-            s = backend.createStream(device, name + ".send.r" + rank);
-            r = backend.createStream(device, name + ".recv.r" + rank);
-            a = new StagedAlgorithms(backend, device, rank, size, channel, new Lane(s), new Lane(r), budget);
-        } catch (RuntimeException | Error e) {
-            if (r != null) {
-                r.close();
+            for (int i = 0; i < roles.length; i++) {
+                made[i] = backend.createStream(device, name + roles[i] + rank);
             }
-            if (s != null) {
-                s.close();
+            a = new StagedAlgorithms(backend, device, rank, size, channel, new Lane(made[0]), new Lane(made[1]),
+                    new Lane(made[2]), budget);
+        } catch (RuntimeException | Error e) {
+            for (int i = made.length - 1; i >= 0; i--) {
+                if (made[i] != null) {
+                    made[i].close();
+                }
             }
             throw e;
         }
-        this.sendStream = s;
-        this.recvStream = r;
         this.algorithms = a;
-        this.streams = new RuntimeStream[] {sendStream, recvStream};
+        this.streams = made;
         LOG.debug("PATH {} rank {}/{} device {}: {} B slots, {} B pieces, {}", name, rank, size, device,
                 channel.slotBytes(), channel.pieceBytes(), budget);
     }
@@ -126,8 +126,9 @@ public final class StagedPath implements Path {
             return;
         }
         closed = true;
-        sendStream.close();
-        recvStream.close();
+        for (RuntimeStream s : streams) {
+            s.close();
+        }
         algorithms.close();
         channel.close();
     }

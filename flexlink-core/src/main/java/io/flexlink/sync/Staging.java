@@ -1,7 +1,7 @@
 package io.flexlink.sync;
 
+import io.flexlink.runtime.AlternatingScratch;
 import io.flexlink.runtime.PinnedMemory;
-import io.flexlink.runtime.Scratch;
 
 /**
  * The PCIe path's channel: one rank's end of a staging area in pinned host memory shared by the ranks
@@ -18,13 +18,13 @@ public final class Staging implements Channel {
     private final StagingLayout layout;
     private final PinnedMemory memory;
     private final int rank;
-    /** Device rows a reduction's pieces are copied into (receiveRows). */
-    private final Scratch rows;
+    /** Device rows a reduction's pieces are copied into (receiveRows), two sets in turn. */
+    private final AlternatingScratch rows;
     /** The producers and slot of this rank's latest wait for a full slot, for the watchdog's report. */
     private volatile long lastAwaited;
     private volatile int lastAwaitedSlot;
 
-    public Staging(StagingLayout layout, PinnedMemory memory, int rank, Scratch rows) {
+    public Staging(StagingLayout layout, PinnedMemory memory, int rank, AlternatingScratch rows) {
         if (memory.byteSize() < layout.totalBytes()) {
             throw new IllegalArgumentException("staging memory of " + memory.byteSize() + " bytes < layout "
                     + layout.totalBytes());
@@ -133,7 +133,7 @@ public final class Staging implements Channel {
     public long receiveRowsHeld(Lane lane, int item, long producers, boolean pieces, long bytes) {
         int slot = slotOf(item);
         long pitch = rowPitch(bytes);
-        long base = rows.ensure(Math.max(1, Long.bitCount(producers)) * pitch);
+        long base = rows.next(Math.max(1, Long.bitCount(producers)) * pitch);
         awaitFull(lane, producers, slot);
         int n = layout.ranks();
         int row = 0;
