@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # On the GPU host: runs a command of .gpu/run (test | java MAIN [args] | jar PATH [args]) on the second build
-# that scripts/ab-pack.sh wrote into .gpu-b/: the same runtime, libraries and launcher, that build's modules.
+# that scripts/ab-pack.sh wrote into .gpu-b/ (or AB_DIR): the same runtime, libraries and launcher, that build's
+# modules.
 # Alternate it with .gpu/run in one device call to compare two revisions on one machine, e.g.
 #   for t in 1 2 3; do bash .gpu/run java io.flexlink.cuda.EightByteLayers 1.5 1
 #                      bash scripts/ab-run.sh java io.flexlink.cuda.EightByteLayers 1.5 1; done
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-[[ -f $root/.gpu-b/REV ]] || { echo "ab-run: no .gpu-b/ (scripts/ab-pack.sh REV, then carry .gpu-b)" >&2; exit 2; }
-b=${TMPDIR:-/tmp}/gpu-b-$(cat "$root/.gpu-b/REV")
+dir=$root/${AB_DIR:-.gpu-b}
+[[ -f $dir/REV ]] || { echo "ab-run: no $dir/REV (scripts/ab-pack.sh REV, then carry that folder)" >&2; exit 2; }
+b=${TMPDIR:-/tmp}/$(basename "$dir")-$(cat "$dir/REV")
 if [[ ! -x $b/run ]]; then
   rm -rf "$b" && mkdir -p "$b"
   for f in lib console jre.tar.xz; do ln -s "$root/.gpu/$f" "$b/$f"; done
@@ -15,5 +17,5 @@ if [[ ! -x $b/run ]]; then
 fi
 # the modules every time (a few MB): one REV may be packed again with other harness files added
 rm -rf "$b/modules" && mkdir -p "$b/modules"
-for m in "$root"/.gpu-b/*/; do cp -r "$m" "$b/modules/"; done
+for m in "$dir"/*/; do cp -r "$m" "$b/modules/"; done
 exec bash "$b/run" "$@"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host: host-cost figures of two builds on one machine, A (.gpu, the working tree's build) and B
-# (.gpu-b, from scripts/ab-pack.sh REV), alternated A B A B so that drift of the machine shows in both.
+# (.gpu-b, from scripts/ab-pack.sh REV, or the folder AB_DIR names), alternated A B A B so that drift of the
+# machine shows in both.
 # Parts (any of, in this order): small  - EightByteLayers, watchdog off then on (8-byte call vs raw NCCL);
 #   split  - SplitEnqueueCost at #15's call (AllReduce 256 MB at a 0.1 PCIe share: 26843545 B per rank, 8 ranks)
 #            and at 32 MB per rank, 8M chunks; ceiling - CudaMeasurements part (a) at 8M chunks (PCIe path vs
@@ -18,13 +19,14 @@
 #   bash scripts/host-cost-ab.sh small split ceiling jmh
 set -uo pipefail
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
-[[ -f .gpu-b/REV ]] || { echo "host-cost-ab: no .gpu-b/ (scripts/ab-pack.sh REV, then carry .gpu-b)" >&2; exit 2; }
+export AB_DIR=${AB_DIR:-.gpu-b}
+[[ -f $AB_DIR/REV ]] || { echo "host-cost-ab: no $AB_DIR/ (scripts/ab-pack.sh REV, then carry it)" >&2; exit 2; }
 on() { # on a|b COMMAND...: the command on build A or B
   local b=$1; shift
   if [[ $b == a ]]; then bash .gpu/run "$@"; else bash scripts/ab-run.sh "$@"; fi
 }
 label() { sed "s/^/[$1 $2] /"; }
-echo "A: the working tree's build (.gpu); B: $(cat .gpu-b/REV) (.gpu-b)"
+echo "A: the working tree's build (.gpu); B: $(cat "$AB_DIR/REV") ($AB_DIR)"
 for part in "$@"; do
   case $part in
     small)
