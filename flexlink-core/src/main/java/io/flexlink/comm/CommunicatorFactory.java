@@ -28,6 +28,7 @@ import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RankExchange;
 import io.flexlink.sync.EnqueueBudget;
+import io.flexlink.sync.StagingLayout;
 import io.flexlink.validate.Validator;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -184,7 +185,8 @@ public final class CommunicatorFactory {
                                        RankExchange exchange, int nranks, int rank, int device) {
         // every rank must split identically, and the primary's ranks agree on how it is made (NCCL works its
         // channels out from each rank's own config): refuse ranks configured differently
-        String digest = digest(config) + " primary=" + backend.primaryTransport().describe();
+        String digest = digest(config) + " staging=" + StagingLayout.FORMAT + " primary="
+                + backend.primaryTransport().describe();
         byte[][] digests = exchange.allGather(digest.getBytes(StandardCharsets.UTF_8));
         for (int r = 0; r < nranks; r++) {
             if (!Arrays.equals(digests[r], digests[0])) {

@@ -82,4 +82,13 @@ public final class PathContext {
     public int device(int r) {
         return devices[r];
     }
+
+    /** How many of the communicator's ranks use this rank's device, this one included. */
+    public int ranksOnDevice() {
+        int n = 0;
+        for (int d : devices) {
+            n += d == devices[rank] ? 1 : 0;
+        }
+        return n;
+    }
 }

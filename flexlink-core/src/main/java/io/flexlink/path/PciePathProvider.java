@@ -39,6 +39,6 @@ public final class PciePathProvider implements PathProvider {
         Staging staging = new Staging(layout, memory, context.rank(),
                 new AlternatingScratch(context.backend(), context.device()));
         return new StagedPath("pcie", context.backend(), staging, context.rank(), n, context.device(),
-                context.budget());
+                context.ranksOnDevice(), context.budget());
     }
 }

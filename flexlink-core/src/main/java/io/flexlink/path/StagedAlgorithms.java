@@ -40,7 +40,10 @@ final class StagedAlgorithms implements AutoCloseable {
     private final Channel channel;
     private final Lane send;
     private final Lane recv;
-    /** The work that stays on the device: reductions and the rank's own block, off the receive lane's copies. */
+    /**
+     * The work that stays on the device: reductions and the rank's own block, off the receive lane's copies; the
+     * receive lane itself where the path has no local stream.
+     */
     private final Lane local;
     private final boolean loopback;
     private final Rows rows = new Rows();

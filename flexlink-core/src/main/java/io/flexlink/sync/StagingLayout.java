@@ -20,6 +20,12 @@ public final class StagingLayout {
     /** Alignment of a consumer's piece inside a slot (vector loads, copy-engine bursts). */
     public static final int PIECE_ALIGN = 256;
 
+    /**
+     * How pieces are laid out in a slot, in the configuration digest every rank compares at creation: ranks
+     * of builds that place them differently refuse to meet instead of reading each other's pieces wrongly.
+     */
+    public static final String FORMAT = "a piece per other rank";
+
     private final int ranks;
     private final int slots;
     private final long slotBytes;

@@ -39,8 +39,13 @@ class StagedLocalLaneTest {
                 .set(FlexLinkConfig.TUNING_CACHE, "off").build();
     }
 
-    /** Calls of {@code method} per path stream of rank 0 in one {@code c} of {@code count} int32. */
+    /** Calls of {@code method} per path stream of rank 0 in one {@code c} of {@code count} int32 (2 ranks, device 0). */
     private static Map<String, Long> callsByStream(Collective c, long count, String method) {
+        return callsByStream(c, count, method, 0, 0);
+    }
+
+    /** The same on ranks of the given devices. */
+    private static Map<String, Long> callsByStream(Collective c, long count, String method, int... devices) {
         FlexLinkConfig config = config();
         try (HostBackend host = new HostBackend(config)) {
             PathStreams traced = new PathStreams(host, PathStreams.Mode.COUNT);
@@ -50,7 +55,7 @@ class StagedLocalLaneTest {
                     byStream.merge(label, 1L, Long::sum);
                 }
             });
-            Communicator[] comms = FlexLink.initAll(traced, config, 0, 0);
+            Communicator[] comms = FlexLink.initAll(traced, config, devices);
             try (CollectiveHarness h = new CollectiveHarness(host, comms)) {
                 CollectiveHarness.Outcome o = h.run(c, DataType.INT32, ReduceOp.SUM, count, 0, false, 3);
                 assertEquals(0, o.wrong, o.toString());
@@ -106,6 +111,19 @@ class StagedLocalLaneTest {
     }
 
     @Test
+    void threeRanksOnOneDeviceKeepTheirWorkOnTheReceiveLane() {
+        // nine path streams and the callers' would pass a device's 8 hardware queues: no local stream
+        Map<String, Long> reductions = callsByStream(Collective.ALL_REDUCE, 100_000, "reduceRows", 0, 0, 0);
+        assertTrue(reductions.getOrDefault("pcie.recv.r0", 0L) > 4 && reductions.size() == 1,
+                "reduced on the receive lane: " + reductions);
+        Map<String, Long> own = callsByStream(Collective.ALL_GATHER, 20_000, "copy", 0, 0, 0);
+        assertEquals(1L, own.get("pcie.recv.r0"), "the own block on the receive lane: " + own);
+        // three ranks on three devices: a local stream each
+        Map<String, Long> spread = callsByStream(Collective.ALL_REDUCE, 100_000, "reduceRows", 0, 1, 2);
+        assertTrue(spread.getOrDefault("pcie.local.r0", 0L) > 4 && spread.size() == 1, "spread: " + spread);
+    }
+
+    @Test
     void aRanksOwnBlockIsCopiedOnTheLocalLane() {
         for (Collective c : new Collective[] {Collective.ALL_GATHER, Collective.ALL_TO_ALL}) {
             Map<String, Long> byStream = callsByStream(c, 20_000, "copy");
@@ -128,7 +146,7 @@ class StagedLocalLaneTest {
         };
         Collective[] kinds = {Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.REDUCE};
         try (HostBackend backend = new HostBackend(config, slowReductions)) {
-            Communicator[] comms = FlexLink.initAll(backend, config, 0, 0, 0);
+            Communicator[] comms = FlexLink.initAll(backend, config, 0, 1, 2); // a device each: a local stream each
             assertTimeoutPreemptively(Duration.ofMinutes(2), () -> {
                 try (CollectiveHarness h = new CollectiveHarness(backend, comms)) {
                     for (int i = 0; i < 12; i++) {

@@ -94,7 +94,7 @@ final class NvshmemSetup {
             channel = new NvshmemChannel(context.backend(), ops, session, buffer, context.device(), rank, n, slots,
                     chunk, buffer.address());
             path = new StagedPath("nvshmem", context.backend(), channel, rank, n, context.device(),
-                    context.budget());
+                    context.ranksOnDevice(), context.budget());
         } catch (RuntimeException | Error e) {
             buffer.close(); // retired: freed at a later setup once every rank has retired it
             throw e;
