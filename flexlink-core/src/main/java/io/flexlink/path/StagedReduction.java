@@ -22,10 +22,11 @@ import io.flexlink.sync.Rows;
  * chunk's copies. The rows alternate between the channel's two sets ({@link Channel#receiveRows}): the
  * receive lane fills chunk {@code c}'s rows once chunk {@code c - 2}'s reduction has read them, and ends each
  * call behind its last reduction, so that the next call may fill either set at once. A call of one chunk has
- * nothing to overlap and reduces on the receive lane. The contributions stay on the receive lane with the
- * results: a handshake word says FULL or FREE, not which item, so a consumer must take each producer's items
- * in order, on one lane (copying contributions on the local lane instead would let it take a result's FULL
- * for a contribution's, and a host-backend run with two slots hangs on its first call).
+ * nothing to overlap and reduces on the receive lane, and so does every call of a path without a local stream
+ * (the local lane is then the receive lane itself, {@link StagedPath}). The contributions stay on the receive
+ * lane with the results: a handshake word says FULL or FREE, not which item, so a consumer must take each
+ * producer's items in order, on one lane (copying contributions on the local lane instead would let it take a
+ * result's FULL for a contribution's, and a host-backend run with two slots hangs on its first call).
  */
 final class StagedReduction implements AutoCloseable {
     private final int rank;
