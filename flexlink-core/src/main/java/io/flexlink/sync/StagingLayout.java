@@ -119,9 +119,4 @@ public final class StagingLayout {
             }
         }
     }
-
-    /** Serialized form, exchanged so that every rank checks it maps the same layout. */
-    public String describe() {
-        return ranks + "x" + slots + "x" + slotBytes;
-    }
 }
