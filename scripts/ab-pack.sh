@@ -8,7 +8,7 @@
 # main); give the same AB_DIR to ab-run.sh and host-cost-ab.sh there, and carry that folder too.
 # FILEs (paths from the project root, test sources) are copied from the working tree into REV's tree before
 # it is built: a harness written later than REV then runs on both builds, for example
-#   scripts/ab-pack.sh 7412700 flexlink-native/src/test/java/io/flexlink/cuda/bench/PathRate.java
+#   scripts/ab-pack.sh 7412700 flexlink-native/src/test/java/io/flexlink/cuda/bench/{PathRate,HostGate}.java
 # A revision whose build plugins this machine has not cached yet is built online.
 #   scripts/ab-pack.sh REV [FILE...]
 set -euo pipefail

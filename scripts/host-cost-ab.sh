@@ -12,10 +12,10 @@
 #            of small, SMALL_ON=0 leaves out its watchdog-on half.
 #   path   - PathRate, three turns A B: the copy ceiling, then the PCIe path's AllGather and AllReduce (2 ranks,
 #            256 MB, 8M x 4 slots), in turns inside each JVM; a B older than PathRate needs it added:
-#            scripts/ab-pack.sh REV flexlink-native/src/test/java/io/flexlink/cuda/bench/PathRate.java
+#            scripts/ab-pack.sh REV flexlink-native/src/test/java/io/flexlink/cuda/bench/{PathRate,HostGate}.java
 #   probe  - PcieGapProbe on A alone: the same bytes by copy patterns between the ceiling and the path.
 #   A B from before PathRate and EnqueueMeasurements' own main (the first round's 7412700, say) needs both added:
-#     scripts/ab-pack.sh 7412700 flexlink-native/src/test/java/io/flexlink/cuda/bench/{PathRate,EnqueueMeasurements}.java
+#     scripts/ab-pack.sh 7412700 flexlink-native/src/test/java/io/flexlink/cuda/bench/{PathRate,HostGate,EnqueueMeasurements}.java
 #   bash scripts/host-cost-ab.sh small split ceiling jmh
 set -uo pipefail
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}

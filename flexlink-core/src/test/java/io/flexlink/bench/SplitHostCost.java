@@ -1,14 +1,11 @@
 package io.flexlink.bench;
 
-import io.flexlink.Collective;
-import io.flexlink.Communicator;
-import io.flexlink.FlexLink;
-import io.flexlink.config.ByteSizes;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.GroupCalls;
 import io.flexlink.testing.PathStreams;
+import io.flexlink.testing.ProbeCall;
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -27,20 +24,17 @@ public final class SplitHostCost {
     }
 
     public static void main(String[] args) {
-        Collective c = Collective.valueOf(args[0]);
-        long bytes = ByteSizes.parse(args[1]);
-        int ranks = Integer.parseInt(args[2]);
-        String chunk = args[3];
+        ProbeCall p = ProbeCall.parse(args);
+        int ranks = p.ranks();
         int calls = args.length > 4 ? Integer.parseInt(args[4]) : 2000;
-        FlexLinkConfig config = GroupCalls.probeConfig(ranks, chunk).set(FlexLinkConfig.TIMEOUT, "0").build();
+        FlexLinkConfig config = p.config().set(FlexLinkConfig.TIMEOUT, "0").build();
         try (HostBackend host = new HostBackend(config)) {
             Backend dropping = new PathStreams(host, PathStreams.Mode.DROP);
-            Communicator[] comms = FlexLink.initAll(dropping, config, new int[ranks]);
-            GroupCalls group = new GroupCalls(host, comms, c, bytes / 4, ranks - 1);
+            GroupCalls group = p.group(host, p.communicators(dropping, config));
             double[] t = group.time(Integer.getInteger("warmup", 3000), calls, () -> { });
             Arrays.sort(t);
             System.out.println(String.format(Locale.ROOT, "%s %s per rank, %d ranks, chunk %s: %.1f us per call, %.1f "
-                    + "per rank (median of %d; operations dropped)", c, args[1], ranks, chunk, t[calls / 2],
+                    + "per rank (median of %d; operations dropped)", p.collective(), args[1], ranks, p.chunk(), t[calls / 2],
                     t[calls / 2] / ranks, calls));
             group.close();
         }

@@ -1,13 +1,11 @@
 package io.flexlink.path;
 
-import io.flexlink.Collective;
-import io.flexlink.Communicator;
-import io.flexlink.FlexLink;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.GroupCalls;
 import io.flexlink.testing.PathStreams;
+import io.flexlink.testing.ProbeCall;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -24,16 +22,13 @@ public final class StreamOpCount {
     }
 
     public static void main(String[] args) {
-        Collective c = Collective.valueOf(args[0]);
-        long bytes = Long.parseLong(args[1]);
-        int ranks = Integer.parseInt(args[2]);
-        String chunk = args[3];
+        ProbeCall p = ProbeCall.parse(args);
+        int ranks = p.ranks();
         int calls = args.length > 4 ? Integer.parseInt(args[4]) : 3;
-        FlexLinkConfig config = GroupCalls.probeConfig(ranks, chunk).build();
+        FlexLinkConfig config = p.config().build();
         try (HostBackend host = new HostBackend(config)) {
             PathStreams counting = new PathStreams(host, PathStreams.Mode.COUNT);
-            Communicator[] comms = FlexLink.initAll(counting, config, new int[ranks]);
-            GroupCalls group = new GroupCalls(host, comms, c, bytes / 4, ranks - 1);
+            GroupCalls group = p.group(host, p.communicators(counting, config));
             for (int i = 0; i <= calls; i++) {
                 if (i == 1) {
                     counting.reset(); // the first call set things up
@@ -50,7 +45,7 @@ public final class StreamOpCount {
                 }
             }
             System.out.printf("%s %d B per rank, %d ranks, chunk %s: %.1f stream operations per call per rank %s%n",
-                    c, bytes, ranks, chunk, (double) total / ((long) calls * ranks), per);
+                    p.collective(), p.bytes(), ranks, p.chunk(), (double) total / ((long) calls * ranks), per);
             group.close();
         }
     }

@@ -1,13 +1,11 @@
 package io.flexlink.path;
 
-import io.flexlink.Collective;
-import io.flexlink.Communicator;
-import io.flexlink.FlexLink;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.MemOps;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.GroupCalls;
 import io.flexlink.testing.PathStreams;
+import io.flexlink.testing.ProbeCall;
 import java.lang.reflect.Method;
 import java.util.Locale;
 
@@ -25,16 +23,12 @@ public final class StreamOpTrace {
     }
 
     public static void main(String[] args) {
-        Collective c = Collective.valueOf(args[0]);
-        long bytes = Long.parseLong(args[1]);
-        int ranks = Integer.parseInt(args[2]);
-        String chunk = args[3];
+        ProbeCall p = ProbeCall.parse(args);
         String rank = ".r" + (args.length > 4 ? args[4] : "0");
-        FlexLinkConfig config = GroupCalls.probeConfig(ranks, chunk).build();
+        FlexLinkConfig config = p.config().build();
         try (HostBackend host = new HostBackend(config)) {
             PathStreams traced = new PathStreams(host, PathStreams.Mode.COUNT);
-            Communicator[] comms = FlexLink.initAll(traced, config, new int[ranks]);
-            GroupCalls group = new GroupCalls(host, comms, c, bytes / 4, ranks - 1);
+            GroupCalls group = p.group(host, p.communicators(traced, config));
             group.enqueue();
             group.synchronize();
             traced.listen((label, m, a) -> {

@@ -157,7 +157,7 @@ public final class CudaMeasurements {
         RuntimeEvent start = backend.createEvent(0, true);
         RuntimeEvent joined = backend.createEvent(0, false);
         RuntimeEvent end = backend.createEvent(0, true);
-        PinnedMemory gate = backend.allocatePinned(64);
+        HostGate gate = new HostGate(backend);
         long count = c == Collective.ALL_GATHER ? bufferBytes / 2 / 4 : bufferBytes / 4;
         long sendBytes = count * 4;
         long recvBytes = c == Collective.ALL_GATHER ? 2 * sendBytes : sendBytes;
@@ -172,12 +172,8 @@ public final class CudaMeasurements {
                 randomize(send[r].address(), sendBytes, 10 + r);
                 randomize(recv[r].address(), recvBytes, 20 + r);
             }
-            for (int i = -3; i < reps; i++) {
-                int k = i + 4;
-                if (gated) {
-                    user[0].waitValue32(gate, 0, k);
-                    user[1].waitValue32(gate, 0, k);
-                }
+            long[] enqueued = new long[1];
+            Runnable call = () -> {
                 user[0].record(start);
                 user[1].waitEvent(start);
                 long t0 = System.nanoTime();
@@ -187,19 +183,24 @@ public final class CudaMeasurements {
                     CollectiveHarness.enqueue(c, comms[r], in, recv[r].address(), count,
                             DataType.FLOAT32, ReduceOp.SUM, 0, user[r]);
                 }
-                long t1 = System.nanoTime();
+                enqueued[0] = System.nanoTime() - t0;
                 user[1].record(joined);
                 user[0].waitEvent(joined);
                 user[0].record(end);
-                gate.writeCounter(0, k);
+            };
+            for (int i = -3; i < reps; i++) {
+                if (gated) {
+                    gate.hold(call, user);
+                } else {
+                    call.run();
+                }
                 end.synchronize();
                 if (i >= 0) {
                     t[i] = end.elapsedMillis(start);
-                    host[i] = (t1 - t0) / 1e6;
+                    host[i] = enqueued[0] / 1e6;
                 }
             }
         } finally {
-            gate.writeCounter(0, Integer.MAX_VALUE);
             for (Communicator comm : comms) {
                 comm.close();
             }

@@ -62,27 +62,22 @@ public final class PathRate {
         int reps = CudaMeasurements.reps;
         double[] h2dRate = new double[reps];
         double[] d2hRate = new double[reps];
-        int k = 0;
         try (DeviceMemory dev = b.allocate(0, 2 * bytes); DeviceMemory dev2 = b.allocate(0, 2 * bytes);
              PinnedMemory host = b.allocatePinned(2 * bytes); PinnedMemory host2 = b.allocatePinned(2 * bytes);
-             PinnedMemory gate = b.allocatePinned(64)) {
+             HostGate gate = new HostGate(b)) {
             CudaMeasurements.randomize(dev.address(), 2 * bytes, 5);
             for (int i = -3; i < reps; i++) {
                 for (int timed = 0; timed < 2; timed++) {
                     // timed 0: H2D of bytes inside a D2H of 2 x bytes; timed 1: the reverse
-                    k++;
-                    try {
-                        d2h.waitValue32(gate, 0, k);
-                        h2d.waitValue32(gate, 0, k);
+                    boolean h2dTimed = timed == 0;
+                    gate.hold(() -> {
                         d2h.record(ev[0]);
-                        d2h.copy(host.deviceAddress(), dev.address(), timed == 0 ? 2 * bytes : bytes);
+                        d2h.copy(host.deviceAddress(), dev.address(), h2dTimed ? 2 * bytes : bytes);
                         d2h.record(ev[1]);
                         h2d.record(ev[2]);
-                        h2d.copy(dev2.address(), host2.deviceAddress(), timed == 0 ? bytes : 2 * bytes);
+                        h2d.copy(dev2.address(), host2.deviceAddress(), h2dTimed ? bytes : 2 * bytes);
                         h2d.record(ev[3]);
-                    } finally {
-                        gate.writeCounter(0, k);
-                    }
+                    }, d2h, h2d);
                     d2h.synchronize();
                     h2d.synchronize();
                     if (i >= 0) {

@@ -8,6 +8,7 @@ import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -38,7 +39,7 @@ public final class PcieGapProbe {
         CudaMeasurements.backend = backend;
         try (DeviceMemory devA = backend.allocate(0, BYTES); DeviceMemory devB = backend.allocate(0, BYTES);
              PinnedMemory hostA = backend.allocatePinned(BYTES); PinnedMemory hostB = backend.allocatePinned(BYTES);
-             PinnedMemory ring = backend.allocatePinned(64 * MB); PinnedMemory gate = backend.allocatePinned(64)) {
+             PinnedMemory ring = backend.allocatePinned(64 * MB); HostGate gate = new HostGate(backend)) {
             CudaMeasurements.randomize(devA.address(), BYTES, 1);
             long d2hDst = hostA.deviceAddress();
             long h2dSrc = hostB.deviceAddress();
@@ -115,16 +116,14 @@ public final class PcieGapProbe {
     /** Streams and events for one round of patterns. */
     private static final class Probe implements AutoCloseable {
         private final CudaBackend backend;
-        private final PinnedMemory gate;
+        private final HostGate gate;
         private final int reps;
         private final RuntimeStream[] streams = new RuntimeStream[4];
         private final RuntimeEvent[] done = new RuntimeEvent[4];
         private final RuntimeEvent start;
         private final RuntimeEvent end;
-        /** The gate's value: rises across rounds, since every round's streams wait on the same word. */
-        private static int turn;
 
-        Probe(CudaBackend backend, PinnedMemory gate, int reps) {
+        Probe(CudaBackend backend, HostGate gate, int reps) {
             this.backend = backend;
             this.gate = gate;
             this.reps = reps;
@@ -152,11 +151,7 @@ public final class PcieGapProbe {
         private double time(int streamCount, Runnable body) {
             double[] t = new double[reps];
             for (int i = -3; i < reps; i++) {
-                int k = ++turn;
-                try {
-                    for (int s = 0; s < streamCount; s++) {
-                        streams[s].waitValue32(gate, 0, k);
-                    }
+                gate.hold(() -> {
                     streams[0].record(start);
                     for (int s = 1; s < streamCount; s++) {
                         streams[s].waitEvent(start);
@@ -167,10 +162,7 @@ public final class PcieGapProbe {
                         streams[0].waitEvent(done[s]);
                     }
                     streams[0].record(end);
-                } finally {
-                    // released whatever happened: a stream left on the gate would hold every later free
-                    gate.writeCounter(0, k);
-                }
+                }, Arrays.copyOf(streams, streamCount));
                 end.synchronize();
                 if (i >= 0) {
                     t[i] = end.elapsedMillis(start);
