@@ -42,6 +42,8 @@ final class RendezvousClient implements RankExchange {
     private int round;
 
     private static final int MAX_INBOX = 64;
+    /** How long a round whose send failed waits for the reader's reason (it reads what is left, then ends). */
+    private static final long SEND_FAILURE_GRACE_MS = 2000;
     /** Put in the inbox when rank 0's side ends, to wake a pending round. */
     private static final Wire.Frame ENDED = new Wire.Frame(Wire.BYE, -1, new byte[0]);
 
@@ -187,9 +189,12 @@ final class RendezvousClient implements RankExchange {
         } catch (IOException e) {
             why = "the connection to rank 0 at " + where + " failed: " + e.getMessage();
         }
-        conn.close();
+        // the reason first, then the close: a round whose send fails on the closed socket finds it
         if (!closing) {
             rankZeroEnded("rank 0 is gone: " + why);
+        }
+        conn.close();
+        if (!closing) {
             watch.lost(0, why);
         }
     }
@@ -208,6 +213,8 @@ final class RendezvousClient implements RankExchange {
         try {
             conn.send(Wire.DATA, k, mine);
         } catch (IOException e) {
+            // rank 0's ABORT or BYE may be unread behind the failure: its reader says why, and always ends
+            awaitEnd(SEND_FAILURE_GRACE_MS);
             failIfEnded(k);
             throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": lost the rendezvous at " + where
                     + " (round " + k + "): " + e.getMessage(), e);
@@ -241,6 +248,21 @@ final class RendezvousClient implements RankExchange {
                 default: // ENDED
                     failIfEnded(k);
             }
+        }
+    }
+
+    /** Waits at most {@code millis} for the reader to record why rank 0's side ended. */
+    private void awaitEnd(long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        try {
+            while (ended == null) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || inbox.poll(left, TimeUnit.NANOSECONDS) == null) {
+                    return;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
