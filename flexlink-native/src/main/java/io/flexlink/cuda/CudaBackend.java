@@ -106,6 +106,13 @@ public final class CudaBackend implements Backend {
         return "cuda";
     }
 
+    /** The device's PCI bus id, as NCCL tells GPUs apart; the ordinal's key where cudart gave none. */
+    @Override
+    public String deviceKey(int device) {
+        String bus = device >= 0 && device < topology.gpus().size() ? topology.gpu(device).pciBusId() : "";
+        return bus.isEmpty() ? Backend.super.deviceKey(device) : bus;
+    }
+
     @Override
     public int deviceCount() {
         return devices;

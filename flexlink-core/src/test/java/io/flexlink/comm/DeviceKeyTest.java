@@ -1,0 +1,168 @@
+package io.flexlink.comm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flexlink.Collective;
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.ReduceOp;
+import io.flexlink.UniqueId;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.ForwardingBackend;
+import io.flexlink.runtime.PrimaryTransport;
+import io.flexlink.runtime.RankDevices;
+import io.flexlink.runtime.host.HostBackend;
+import io.flexlink.testing.CollectiveHarness;
+import io.flexlink.testing.Paths;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Ranks tell devices apart by {@link io.flexlink.runtime.Backend#deviceKey}, not by ordinal: processes started
+ * with one GPU visible each (CUDA_VISIBLE_DEVICES) all call theirs device 0, and must still get NCCL's path,
+ * which refuses two ranks on one device. Each rank here has a backend of its own standing in for its process:
+ * the host backend seen through a device key of its own, with a primary transport that refuses shared devices
+ * as NCCL's does.
+ */
+class DeviceKeyTest {
+    private final HostBackend host = new HostBackend(FlexLinkConfig.builder().build());
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+    private final List<Communicator> made = new ArrayList<>();
+
+    @AfterEach
+    void close() {
+        for (Communicator c : made) {
+            c.close();
+        }
+        pool.shutdownNow();
+        host.close();
+    }
+
+    /** One process's view of the node: its only visible device is 0, whose key is {@code key}. */
+    static final class OneVisibleDevice extends ForwardingBackend {
+        private final String key;
+
+        OneVisibleDevice(HostBackend host, String key) {
+            super(host);
+            this.key = key;
+        }
+
+        @Override
+        public String deviceKey(int device) {
+            return key;
+        }
+
+        @Override
+        public PrimaryTransport primaryTransport() {
+            PrimaryTransport t = delegate().primaryTransport();
+            return (PrimaryTransport) Proxy.newProxyInstance(getClass().getClassLoader(),
+                    new Class<?>[] {PrimaryTransport.class}, (p, m, args) -> {
+                        if (m.getName().equals("allowsSharedDevices")) {
+                            return false;
+                        }
+                        try {
+                            return m.invoke(t, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+        }
+
+        @Override
+        public void close() {
+            // the host backend is closed by the test
+        }
+    }
+
+    private static FlexLinkConfig config() {
+        return FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie").set(FlexLinkConfig.SHARE, "pcie=0.5")
+                .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").set(FlexLinkConfig.CHUNK_BYTES, "4K")
+                .set(FlexLinkConfig.TUNING_CACHE, "off").build();
+    }
+
+    /** Two ranks, each on device 0 of its own backend with the given key, made from a thread each. */
+    private Communicator[] twoRanks(String key0, String key1) throws Exception {
+        UniqueId id = FlexLink.getUniqueId();
+        String[] keys = {key0, key1};
+        List<Future<Communicator>> fs = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            int rank = r;
+            OneVisibleDevice process = new OneVisibleDevice(host, keys[rank]);
+            fs.add(pool.submit(() -> FlexLink.initRank(process, config(), 2, id, rank, 0)));
+        }
+        Communicator[] comms = new Communicator[2];
+        for (int r = 0; r < 2; r++) {
+            comms[r] = fs.get(r).get(60, TimeUnit.SECONDS);
+            made.add(comms[r]);
+        }
+        return comms;
+    }
+
+    @Test
+    void ranksOnDevice0OfDifferentGpusKeepNcclsPathAndSplit() throws Exception {
+        Communicator[] comms = twoRanks("0000:18:00.0", "0000:2a:00.0");
+        for (Communicator c : comms) {
+            assertEquals(List.of("primary", "pcie"), Paths.names(c), "both ranks call their GPU device 0");
+        }
+        try (CollectiveHarness h = new CollectiveHarness(host, comms)) {
+            CollectiveHarness.Outcome o = h.run(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 1 << 14, 0,
+                    false, 7);
+            assertEquals(0, o.wrong, o.toString());
+            assertTrue(o.bytes("primary") > 0 && o.bytes("pcie") > 0, "the call split: " + o);
+        }
+    }
+
+    @Test
+    void ranksWhoseKeysAreEqualShareOneGpuAndRunWithoutNccl() throws Exception {
+        Communicator[] comms = twoRanks("0000:18:00.0", "0000:18:00.0");
+        for (Communicator c : comms) {
+            assertEquals(List.of("primary(off)", "pcie"), Paths.names(c), "one GPU, two ranks: NCCL would refuse");
+        }
+        try (CollectiveHarness h = new CollectiveHarness(host, comms)) {
+            CollectiveHarness.Outcome o = h.run(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 1 << 14, 0,
+                    false, 8);
+            assertEquals(0, o.wrong, o.toString());
+            assertEquals(0, o.bytes("primary(off)"), o.toString());
+        }
+    }
+
+    @Test
+    void sharingIsCountedByKeyNotByOrdinal() {
+        // one process: the host backend's key is its ordinal's
+        RankDevices byOrdinal = RankDevices.of(host, new int[] {0, 1, 0});
+        assertEquals(2, byOrdinal.sharing(0));
+        assertEquals(1, byOrdinal.sharing(1));
+        assertTrue(byOrdinal.anyShared());
+        assertEquals("host:1", byOrdinal.key(1));
+        // three processes, each calling its GPU device 0, two of them the same GPU
+        RankDevices exchanged = RankDevices.exchange(
+                mine -> new byte[][] {mine.clone(), replaceKey(mine, "0000:2a:00.0"), replaceKey(mine, "0000:18:00.0")},
+                new OneVisibleDevice(host, "0000:18:00.0"), 0);
+        assertEquals(3, exchanged.size());
+        for (int r = 0; r < 3; r++) {
+            assertEquals(0, exchanged.ordinal(r));
+        }
+        assertEquals("0000:2a:00.0", exchanged.key(1));
+        assertEquals(2, exchanged.sharing(0));
+        assertEquals(1, exchanged.sharing(1));
+        assertTrue(exchanged.anyShared());
+        assertFalse(RankDevices.of(new OneVisibleDevice(host, "k"), new int[] {0}).anyShared());
+    }
+
+    /** {@code frame} (an ordinal, then a key) with {@code key} instead. */
+    private static byte[] replaceKey(byte[] frame, String key) {
+        byte[] k = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return java.nio.ByteBuffer.allocate(4 + k.length).put(frame, 0, 4).put(k).array();
+    }
+}
