@@ -84,12 +84,8 @@ public final class PathContext {
         return devices;
     }
 
-    /** How many of the communicator's ranks use this rank's device, this one included. */
+    /** How many of the communicator's ranks use this rank's device, this one included (by device key). */
     public int ranksOnDevice() {
-        int n = 0;
-        for (int d : devices) {
-            n += d == devices[rank] ? 1 : 0;
-        }
-        return n;
+        return devices.sharing(rank);
     }
 }

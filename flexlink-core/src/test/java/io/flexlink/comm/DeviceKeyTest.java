@@ -39,6 +39,7 @@ class DeviceKeyTest {
     private final HostBackend host = new HostBackend(FlexLinkConfig.builder().build());
     private final ExecutorService pool = Executors.newCachedThreadPool();
     private final List<Communicator> made = new ArrayList<>();
+    private final List<OneVisibleDevice> processes = new ArrayList<>();
 
     @AfterEach
     void close() {
@@ -52,10 +53,18 @@ class DeviceKeyTest {
     /** One process's view of the node: its only visible device is 0, whose key is {@code key}. */
     static final class OneVisibleDevice extends ForwardingBackend {
         private final String key;
+        /** The labels of the streams this process made. */
+        final List<String> streams = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         OneVisibleDevice(HostBackend host, String key) {
             super(host);
             this.key = key;
+        }
+
+        @Override
+        public io.flexlink.runtime.RuntimeStream createStream(int device, String label) {
+            streams.add(label);
+            return delegate().createStream(device, label);
         }
 
         @Override
@@ -91,18 +100,20 @@ class DeviceKeyTest {
                 .set(FlexLinkConfig.TUNING_CACHE, "off").build();
     }
 
-    /** Two ranks, each on device 0 of its own backend with the given key, made from a thread each. */
-    private Communicator[] twoRanks(String key0, String key1) throws Exception {
+    /** Ranks each on device 0 of its own backend with the given key, made from a thread each. */
+    private Communicator[] ranks(String... keys) throws Exception {
         UniqueId id = FlexLink.getUniqueId();
-        String[] keys = {key0, key1};
+        int n = keys.length;
         List<Future<Communicator>> fs = new ArrayList<>();
-        for (int r = 0; r < 2; r++) {
+        processes.clear();
+        for (int r = 0; r < n; r++) {
             int rank = r;
             OneVisibleDevice process = new OneVisibleDevice(host, keys[rank]);
-            fs.add(pool.submit(() -> FlexLink.initRank(process, config(), 2, id, rank, 0)));
+            processes.add(process);
+            fs.add(pool.submit(() -> FlexLink.initRank(process, config(), n, id, rank, 0)));
         }
-        Communicator[] comms = new Communicator[2];
-        for (int r = 0; r < 2; r++) {
+        Communicator[] comms = new Communicator[n];
+        for (int r = 0; r < n; r++) {
             comms[r] = fs.get(r).get(60, TimeUnit.SECONDS);
             made.add(comms[r]);
         }
@@ -111,7 +122,7 @@ class DeviceKeyTest {
 
     @Test
     void ranksOnDevice0OfDifferentGpusKeepNcclsPathAndSplit() throws Exception {
-        Communicator[] comms = twoRanks("0000:18:00.0", "0000:2a:00.0");
+        Communicator[] comms = ranks("0000:18:00.0", "0000:2a:00.0");
         for (Communicator c : comms) {
             assertEquals(List.of("primary", "pcie"), Paths.names(c), "both ranks call their GPU device 0");
         }
@@ -125,7 +136,7 @@ class DeviceKeyTest {
 
     @Test
     void ranksWhoseKeysAreEqualShareOneGpuAndRunWithoutNccl() throws Exception {
-        Communicator[] comms = twoRanks("0000:18:00.0", "0000:18:00.0");
+        Communicator[] comms = ranks("0000:18:00.0", "0000:18:00.0");
         for (Communicator c : comms) {
             assertEquals(List.of("primary(off)", "pcie"), Paths.names(c), "one GPU, two ranks: NCCL would refuse");
         }
@@ -134,6 +145,24 @@ class DeviceKeyTest {
                     false, 8);
             assertEquals(0, o.wrong, o.toString());
             assertEquals(0, o.bytes("primary(off)"), o.toString());
+        }
+    }
+
+    /**
+     * The PCIe path's local stream goes to ranks that share their GPU with at most one other
+     * ({@code StagedPath.LOCAL_STREAM_RANKS_PER_DEVICE}), counted by key: three processes on three GPUs, each
+     * its device 0, get one each; three ranks on one GPU get none.
+     */
+    @Test
+    void theLocalStreamFollowsTheKeys() throws Exception {
+        ranks("0000:18:00.0", "0000:2a:00.0", "0000:3c:00.0");
+        for (int r = 0; r < 3; r++) {
+            assertTrue(processes.get(r).streams.contains("pcie.local.r" + r), processes.get(r).streams.toString());
+        }
+        ranks("0000:18:00.0", "0000:18:00.0", "0000:18:00.0");
+        for (int r = 0; r < 3; r++) {
+            List<String> s = processes.get(r).streams;
+            assertTrue(s.contains("pcie.recv.r" + r) && !s.contains("pcie.local.r" + r), s.toString());
         }
     }
 
