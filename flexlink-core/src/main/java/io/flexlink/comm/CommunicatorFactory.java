@@ -267,7 +267,11 @@ public final class CommunicatorFactory {
             board = new SharedBoard(shared(log, backend, exchange, rank, "board", SharedBoard.bytes(n), null, null),
                     rank, n, Balancer.boardColumns(aux.size()), config.initTimeout());
             log.owned(mark, board, board);
-            String fingerprint = fingerprint(backend, config, n, aux, budget);
+            // rank 0's key for every rank: processes may see different GPUs (CUDA_VISIBLE_DEVICES), and a rank
+            // that found rank 0's table stale would start from other shares than rank 0 and split differently
+            String fingerprint = new String(fromRankZero(exchange, rank, rank == 0
+                    ? fingerprint(backend, config, n, aux, budget).getBytes(StandardCharsets.UTF_8) : new byte[0]),
+                    StandardCharsets.UTF_8);
             byte[] text = fromRankZero(exchange, rank, rank == 0
                     ? TuningTable.load(config.tuningCache(), fingerprint, Version.VERSION, aux.size())
                             .serialize(fingerprint, Version.VERSION).getBytes(StandardCharsets.UTF_8)

@@ -27,19 +27,23 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Ranks tell devices apart by {@link io.flexlink.runtime.Backend#deviceKey}, not by ordinal: processes started
- * with one GPU visible each (CUDA_VISIBLE_DEVICES) all call theirs device 0, and must still get NCCL's path,
- * which refuses two ranks on one device. Each rank here has a backend of its own standing in for its process:
- * the host backend seen through a device key of its own, with a primary transport that refuses shared devices
- * as NCCL's does.
+ * Processes that each see their own GPUs (CUDA_VISIBLE_DEVICES): each calls its GPU device 0, and each may see
+ * another set of GPUs. Ranks tell devices apart by {@link io.flexlink.runtime.Backend#deviceKey}, not by
+ * ordinal, so they keep NCCL's path (which refuses two ranks on one device); and they key the tuning table by
+ * rank 0's fingerprint, so they start from the same shares. Each rank here has a backend of its own standing in
+ * for its process: the host backend seen through a device key and a fingerprint of its own, with a primary
+ * transport that refuses shared devices as NCCL's does.
  */
-class DeviceKeyTest {
+class OneGpuPerProcessTest {
     private final HostBackend host = new HostBackend(FlexLinkConfig.builder().build());
     private final ExecutorService pool = Executors.newCachedThreadPool();
     private final List<Communicator> made = new ArrayList<>();
     private final List<OneVisibleDevice> processes = new ArrayList<>();
+    /** Each process's fingerprint of its links, by rank; null: the host backend's. */
+    private String[] fingerprints;
 
     @AfterEach
     void close() {
@@ -50,15 +54,24 @@ class DeviceKeyTest {
         host.close();
     }
 
-    /** One process's view of the node: its only visible device is 0, whose key is {@code key}. */
+    /**
+     * One process's view of the node: its only visible device is 0, whose key is {@code key}; its links'
+     * fingerprint is the host backend's unless set.
+     */
     static final class OneVisibleDevice extends ForwardingBackend {
         private final String key;
         /** The labels of the streams this process made. */
         final List<String> streams = new java.util.concurrent.CopyOnWriteArrayList<>();
+        volatile String fingerprint;
 
         OneVisibleDevice(HostBackend host, String key) {
             super(host);
             this.key = key;
+        }
+
+        @Override
+        public String fingerprint() {
+            return fingerprint != null ? fingerprint : super.fingerprint();
         }
 
         @Override
@@ -94,10 +107,12 @@ class DeviceKeyTest {
         }
     }
 
-    private static FlexLinkConfig config() {
-        return FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie").set(FlexLinkConfig.SHARE, "pcie=0.5")
+    private FlexLinkConfig config = config("pcie=0.5", "off");
+
+    private static FlexLinkConfig config(String share, String tuningCache) {
+        return FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie").set(FlexLinkConfig.SHARE, share)
                 .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").set(FlexLinkConfig.CHUNK_BYTES, "4K")
-                .set(FlexLinkConfig.TUNING_CACHE, "off").build();
+                .set(FlexLinkConfig.TUNING_CACHE, tuningCache).build();
     }
 
     /** Ranks each on device 0 of its own backend with the given key, made from a thread each. */
@@ -110,7 +125,8 @@ class DeviceKeyTest {
             int rank = r;
             OneVisibleDevice process = new OneVisibleDevice(host, keys[rank]);
             processes.add(process);
-            fs.add(pool.submit(() -> FlexLink.initRank(process, config(), n, id, rank, 0)));
+            process.fingerprint = fingerprints == null ? null : fingerprints[rank];
+            fs.add(pool.submit(() -> FlexLink.initRank(process, config, n, id, rank, 0)));
         }
         Communicator[] comms = new Communicator[n];
         for (int r = 0; r < n; r++) {
@@ -165,6 +181,32 @@ class DeviceKeyTest {
         for (int r = 0; r < 3; r++) {
             List<String> s = processes.get(r).streams;
             assertTrue(s.contains("pcie.recv.r" + r) && !s.contains("pcie.local.r" + r), s.toString());
+        }
+    }
+
+    /**
+     * Rank 0's process sees other GPUs than rank 1's, so their fingerprints differ; the tuning cache holds a
+     * table for rank 0's. Both ranks start every channel from it: a rank that found it stale would probe while
+     * rank 0 used the cached shares, and the two would split calls differently.
+     */
+    @Test
+    void everyRankStartsFromRankZerosTuningTable(@TempDir java.nio.file.Path dir) throws Exception {
+        config = config("auto", dir.toString());
+        fingerprints = new String[] {"eight H200", "one H200"};
+        // the cached channel's share is the one a probing channel starts from (0): the first call splits alike
+        // either way, and only the stage tells whether a rank used the table
+        io.flexlink.balance.TuningTable table = new io.flexlink.balance.TuningTable();
+        table.put("all_reduce/64K", new double[] {0.0});
+        OneVisibleDevice rankZero = new OneVisibleDevice(host, "0000:18:00.0");
+        rankZero.fingerprint = fingerprints[0];
+        String key = CommunicatorFactory.fingerprint(rankZero, config, 2, List.of("pcie"),
+                io.flexlink.sync.EnqueueBudget.ONE_RANK_PER_THREAD);
+        table.save(dir, key, io.flexlink.Version.VERSION);
+        Communicator[] comms = ranks("0000:18:00.0", "0000:2a:00.0");
+        allReduce(comms, 9);
+        for (Communicator c : comms) {
+            assertEquals("FINE", c.stats().stages().get("all_reduce/64K"), "restored on every rank: "
+                    + c.stats().stages());
         }
     }
 
