@@ -184,8 +184,9 @@ public final class CommunicatorFactory {
                                        RankExchange exchange, int nranks, int rank, int device) {
         // every rank must split identically, and the primary's ranks agree on how it is made (NCCL works its
         // channels out from each rank's own config): refuse ranks configured differently
-        String digest = digest(config) + " staging=" + StagingLayout.FORMAT + " primary="
-                + backend.primaryTransport().describe();
+        // the version too: builds may cut calls, tune or lay out the board differently
+        String digest = digest(config) + " staging=" + StagingLayout.FORMAT + " version=" + Version.VERSION
+                + " primary=" + backend.primaryTransport().describe();
         byte[][] digests = exchange.allGather(digest.getBytes(StandardCharsets.UTF_8));
         for (int r = 0; r < nranks; r++) {
             if (!Arrays.equals(digests[r], digests[0])) {

@@ -20,9 +20,10 @@ final class HostRingTransport implements PrimaryTransport {
         this.config = config;
     }
 
+    /** With its staging geometry, which comes from the backend's settings: ranks compare it at creation. */
     @Override
     public String describe() {
-        return "host ring";
+        return "host ring (" + config.chunkBytes() + " B x " + config.slots() + " slots)";
     }
 
     @Override
