@@ -36,7 +36,7 @@ final class FacadeCalls {
         FacadeComm c = NcclFacade.lookup(comm);
         int pending = 0;
         if (c == null && (c = madeMeanwhile(comm, pending = FacadePending.code(comm))) == null) {
-            return pending; // in progress, its creation's error, or unknown
+            return FacadePending.forUse(name(which), pending); // in progress, its creation's error, or unknown
         }
         int entry = -1;
         try {
@@ -129,10 +129,15 @@ final class FacadeCalls {
             if (NcclFacade.lookup(comm) == null
                     && madeMeanwhile(comm, pending = FacadePending.code(comm)) == null) {
                 if (pending == Result.INVALID_ARGUMENT.code() || what != 0) {
-                    return pending; // a count or rank of a communicator being made: ncclInProgress
+                    return FacadePending.forUse("ncclComm query", pending); // a count or rank of one being made
                 }
                 v = pending; // its async error: ncclInProgress, then its creation's error
             } else {
+                // a count, device or rank answers the communicator's async error first, as NCCL's
+                int error = what == 0 ? Result.SUCCESS.code() : query(comm, 0);
+                if (error > 0) {
+                    return FacadePending.forUse("ncclComm query", error);
+                }
                 v = query(comm, what);
             }
         } catch (FlexLinkException e) {
