@@ -252,6 +252,19 @@ public final class FlexLink {
         return seconds[0];
     }
 
+    /**
+     * Cancels this thread's group because a call of it failed before it reached a communicator (a layer above
+     * FlexLink checked its own arguments, as the NCCL facade does): the outermost end launches nothing of the
+     * group and throws {@code cause}, as when a call of the group fails inside FlexLink (NCCL's groups are
+     * atomic). The first failure wins; outside a group nothing happens.
+     */
+    public static void groupFailed(FlexLinkException cause) {
+        if (cause == null) {
+            throw new FlexLinkException(Result.INVALID_ARGUMENT, "cause: null");
+        }
+        Groups.current().fail(cause);
+    }
+
     /** Starts a group of calls on this thread (like {@code ncclGroupStart}); groups nest. */
     public static void groupStart() {
         Groups.start();

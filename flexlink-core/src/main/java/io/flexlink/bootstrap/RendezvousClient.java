@@ -42,6 +42,8 @@ final class RendezvousClient implements RankExchange {
     private int round;
 
     private static final int MAX_INBOX = 64;
+    /** How long a round whose send failed waits for what rank 0 said (the reader reads what is left, then ends). */
+    private static final long SEND_FAILURE_GRACE_MS = 2000;
     /** Put in the inbox when rank 0's side ends, to wake a pending round. */
     private static final Wire.Frame ENDED = new Wire.Frame(Wire.BYE, -1, new byte[0]);
 
@@ -187,9 +189,13 @@ final class RendezvousClient implements RankExchange {
         } catch (IOException e) {
             why = "the connection to rank 0 at " + where + " failed: " + e.getMessage();
         }
-        conn.close();
-        if (!closing) {
+        // the reason first, then the close: a round whose send fails on the closed socket finds it
+        boolean report = !closing;
+        if (report) {
             rankZeroEnded("rank 0 is gone: " + why);
+        }
+        conn.close();
+        if (report) {
             watch.lost(0, why);
         }
     }
@@ -205,16 +211,18 @@ final class RendezvousClient implements RankExchange {
     public byte[][] allGather(byte[] mine) {
         int k = round++;
         failIfEnded(k);
+        IOException lost = null;
         try {
             conn.send(Wire.DATA, k, mine);
         } catch (IOException e) {
-            failIfEnded(k);
-            throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": lost the rendezvous at " + where
-                    + " (round " + k + "): " + e.getMessage(), e);
+            // rank 0's ERROR, ABORT or BYE may be unread behind the failure: the reader reads what is left and
+            // always ends, so wait a little below for what rank 0 said
+            lost = e;
         }
         // rank 0's own timeout runs from its own call: wait somewhat longer, so that its report, which
         // names the missing ranks, is what every rank says
-        long limit = timeout.toNanos() + Math.max(timeout.toNanos() / 2, TimeUnit.MILLISECONDS.toNanos(500));
+        long limit = lost != null ? TimeUnit.MILLISECONDS.toNanos(SEND_FAILURE_GRACE_MS)
+                : timeout.toNanos() + Math.max(timeout.toNanos() / 2, TimeUnit.MILLISECONDS.toNanos(500));
         long deadline = System.nanoTime() + limit;
         while (true) {
             Wire.Frame f;
@@ -226,6 +234,10 @@ final class RendezvousClient implements RankExchange {
             }
             if (f == null) {
                 failIfEnded(k);
+                if (lost != null) {
+                    throw new FlexLinkException(Result.REMOTE_ERROR, "rank " + rank + ": lost the rendezvous at "
+                            + where + " (round " + k + "): " + lost.getMessage(), lost);
+                }
                 throw new FlexLinkException(Result.REMOTE_ERROR, "communicator creation timed out after "
                         + TimeUnit.NANOSECONDS.toMillis(limit) + " ms: rank " + rank + " got no answer in round " + k
                         + " from rank 0 at " + where + " (rank 0 is late or waits for other ranks)");

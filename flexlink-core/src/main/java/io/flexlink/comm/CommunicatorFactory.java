@@ -26,19 +26,18 @@ import io.flexlink.runtime.MemoryPlacement;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.PrimaryTransport;
+import io.flexlink.runtime.RankDevices;
 import io.flexlink.runtime.RankExchange;
 import io.flexlink.sync.EnqueueBudget;
+import io.flexlink.sync.StagingLayout;
 import io.flexlink.validate.Validator;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Set;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,7 +67,8 @@ public final class CommunicatorFactory {
             }
         }
         PrimaryTransport transport = backend.primaryTransport();
-        boolean primaryOn = primaryOn(config, transport, devices);
+        RankDevices rankDevices = RankDevices.of(backend, devices);
+        boolean primaryOn = primaryOn(config, transport, rankDevices);
         PrimaryComm[] primaries = primaryOn ? transport.createAll(devices) : null;
         // each rank's creation is a transaction of its own: what it made is freed if any rank fails
         CreationLog[] logs = new CreationLog[n];
@@ -89,7 +89,7 @@ public final class CommunicatorFactory {
         // ncclCommInitAll's communicators are driven by one thread (one group over every rank): size for that
         EnqueueBudget budget = new EnqueueBudget(n);
         List<Throwable> failures = RankThreads.run(n,
-                rank -> comms[rank] = build(logs[rank], backend, config, exchanges[rank], rank, devices,
+                rank -> comms[rank] = build(logs[rank], backend, config, exchanges[rank], rank, rankDevices,
                         primaryOn ? primaries[rank] : null, transport, budget),
                 (failure, rank) -> exchanges[rank].fail(failure), // the other ranks stop waiting at once
                 rank -> InProcessRendezvous.leave(token));
@@ -184,7 +184,9 @@ public final class CommunicatorFactory {
                                        RankExchange exchange, int nranks, int rank, int device) {
         // every rank must split identically, and the primary's ranks agree on how it is made (NCCL works its
         // channels out from each rank's own config): refuse ranks configured differently
-        String digest = digest(config) + " primary=" + backend.primaryTransport().describe();
+        // the version too: builds may cut calls, tune or lay out the board differently
+        String digest = digest(config) + " staging=" + StagingLayout.FORMAT + " version=" + Version.VERSION
+                + " primary=" + backend.primaryTransport().describe();
         byte[][] digests = exchange.allGather(digest.getBytes(StandardCharsets.UTF_8));
         for (int r = 0; r < nranks; r++) {
             if (!Arrays.equals(digests[r], digests[0])) {
@@ -193,11 +195,7 @@ public final class CommunicatorFactory {
                         + new String(digests[0], StandardCharsets.UTF_8) + "; every rank must split identically");
             }
         }
-        byte[][] devs = exchange.allGather(ByteBuffer.allocate(4).putInt(device).array());
-        int[] devices = new int[nranks];
-        for (int r = 0; r < nranks; r++) {
-            devices[r] = ByteBuffer.wrap(devs[r]).getInt();
-        }
+        RankDevices devices = RankDevices.exchange(exchange, backend, device);
         PrimaryTransport transport = backend.primaryTransport();
         boolean primaryOn = primaryOn(config, transport, devices);
         PrimaryComm primaryComm = primaryOn ? transport.create(exchange, rank, nranks, device) : null;
@@ -238,11 +236,11 @@ public final class CommunicatorFactory {
      * {@code log} (which holds {@code primaryComm} already), and the communicator built last owns it all.
      */
     private static Communicator build(CreationLog log, Backend realBackend, FlexLinkConfig config,
-                                      RankExchange exchange, int rank, int[] devices, PrimaryComm primaryComm,
+                                      RankExchange exchange, int rank, RankDevices devices, PrimaryComm primaryComm,
                                       PrimaryTransport transport, EnqueueBudget budget) {
         Backend backend = log.tracking(realBackend);
-        int n = devices.length;
-        int device = devices[rank];
+        int n = devices.size();
+        int device = devices.ordinal(rank);
         List<String> aux = new ArrayList<>();
         List<Path> paths = new ArrayList<>();
         PathContext context = new PathContext(backend, config, exchange,
@@ -270,7 +268,11 @@ public final class CommunicatorFactory {
             board = new SharedBoard(shared(log, backend, exchange, rank, "board", SharedBoard.bytes(n), null, null),
                     rank, n, Balancer.boardColumns(aux.size()), config.initTimeout());
             log.owned(mark, board, board);
-            String fingerprint = fingerprint(backend, config, n, aux, budget);
+            // rank 0's key for every rank: processes may see different GPUs (CUDA_VISIBLE_DEVICES), and a rank
+            // that found rank 0's table stale would start from other shares than rank 0 and split differently
+            String fingerprint = new String(fromRankZero(exchange, rank, rank == 0
+                    ? fingerprint(backend, config, n, aux, budget).getBytes(StandardCharsets.UTF_8) : new byte[0]),
+                    StandardCharsets.UTF_8);
             byte[] text = fromRankZero(exchange, rank, rank == 0
                     ? TuningTable.load(config.tuningCache(), fingerprint, Version.VERSION, aux.size())
                             .serialize(fingerprint, Version.VERSION).getBytes(StandardCharsets.UTF_8)
@@ -342,15 +344,11 @@ public final class CommunicatorFactory {
     }
 
     /** {@code flexlink.enqueueThread}: {@code auto} is on for the host backend only (see the setting's doc). */
-    private static boolean primaryOn(FlexLinkConfig config, PrimaryTransport transport, int[] devices) {
+    private static boolean primaryOn(FlexLinkConfig config, PrimaryTransport transport, RankDevices devices) {
         if (!config.paths().contains("primary")) {
             return false;
         }
-        Set<Integer> distinct = new HashSet<>();
-        for (int d : devices) {
-            distinct.add(d);
-        }
-        if (distinct.size() < devices.length && !transport.allowsSharedDevices()) {
+        if (devices.anyShared() && !transport.allowsSharedDevices()) {
             LOG.info("INIT primary path off: {} does not allow several ranks on one device", transport.describe());
             return false;
         }
@@ -360,7 +358,8 @@ public final class CommunicatorFactory {
     private static String digest(FlexLinkConfig config) {
         return "paths=" + config.paths() + " share=" + config.shares() + " chunk="
                 + config.get(FlexLinkConfig.CHUNK_BYTES) + " slots=" + config.get(FlexLinkConfig.SLOTS)
-                + " minSplit=" + config.minSplitBytes() + " window=" + config.balanceWindow() + " budget=" + config.tuningBudget();
+                + " minSplit=" + config.minSplitBytes() + " window=" + config.balanceWindow() + " budget="
+                + config.tuningBudget();
     }
 
     /**
@@ -373,7 +372,8 @@ public final class CommunicatorFactory {
                 + "|perThread=" + budget.ranksPerThread()
                 + "|version=" + Version.VERSION;
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8)));
+            byte[] sha = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(sha);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -89,6 +89,25 @@ public final class Hierarchy {
         return build(backend, config, exchange, layout, rank, device);
     }
 
+    /**
+     * Every rank of every node runs the same backend and build, and cuts its calls over the rails alike. Before
+     * the rails: how they are made depends on the backend (a node whose CUDA failed to load falls back to the host
+     * backend under {@code auto}, and would run other creation rounds than its peers).
+     */
+    private static void agreeAcrossNodes(Backend backend, FlexLinkConfig config, RankExchange parent, int rank) {
+        String mine = "backend=" + backend.name() + " version=" + io.flexlink.Version.VERSION + " hier.pieceBytes="
+                + config.get(FlexLinkConfig.HIER_PIECE_BYTES) + " chunk=" + config.chunkBytes();
+        byte[][] all = parent.allGather(mine.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        for (int r = 0; r < all.length; r++) {
+            String theirs = new String(all[r], java.nio.charset.StandardCharsets.UTF_8);
+            if (!theirs.equals(mine)) {
+                throw new FlexLinkException(Result.INVALID_USAGE, "configuration: rank " + r + " has " + theirs
+                        + " but rank " + rank + " has " + mine + "; every rank of every node must run the same "
+                        + "backend and build and cut its calls alike");
+            }
+        }
+    }
+
     private static Communicator build(Backend backend, FlexLinkConfig config, RankExchange parent, NodeLayout layout,
                                       int rank, int device) {
         List<AutoCloseable> made = new ArrayList<>();
@@ -102,6 +121,7 @@ public final class Hierarchy {
                         + layout.describe() + "; a multi-node communicator needs one of the two (Slurm's block or "
                         + "cyclic distribution, mpirun --map-by slot or node)");
             }
+            agreeAcrossNodes(backend, config, parent, rank);
             int node = layout.nodeOf(rank);
             int local = layout.localIndex(rank);
             int perNode = layout.ranksPerNode();
@@ -137,17 +157,7 @@ public final class Hierarchy {
             if (peers != null) {
                 made.add(peers);
             }
-            // every rank of every node is ready, and splits its calls over the rails alike
-            String mine = "hier.pieceBytes=" + config.get(FlexLinkConfig.HIER_PIECE_BYTES) + " chunk="
-                    + config.chunkBytes();
-            byte[][] all = parent.allGather(mine.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            for (int r = 0; r < all.length; r++) {
-                String theirs = new String(all[r], java.nio.charset.StandardCharsets.UTF_8);
-                if (!theirs.equals(mine)) {
-                    throw new FlexLinkException(Result.INVALID_USAGE, "configuration: rank " + r + " has " + theirs
-                            + " but rank " + rank + " has " + mine + "; every rank must cut its calls alike");
-                }
-            }
+            parent.allGather(new byte[0]); // every rank of every node is ready
             held.remove(railGroup.exchange());
             railGroup.exchange().close(); // the rail's own links watch its peers from now on
             HierRank h = new HierRank(rank, layout, intra, rail, peers, config.minSplitBytes(),

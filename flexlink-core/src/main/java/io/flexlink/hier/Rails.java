@@ -4,6 +4,7 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.LinkPacing;
 import io.flexlink.runtime.PrimaryTransport;
+import io.flexlink.runtime.RankDevices;
 import io.flexlink.runtime.RankExchange;
 import io.flexlink.runtime.host.Emulation;
 import java.net.InetAddress;
@@ -50,12 +51,12 @@ final class Rails {
             return TcpPeers.create(backend, config, job, rank, n, address, onFailure);
         }
         PrimaryTransport t = backend.primaryTransport();
-        byte[][] devices = job.allGather(java.nio.ByteBuffer.allocate(4).putInt(device).array());
+        RankDevices devices = RankDevices.exchange(job, backend, device);
         if (!t.allowsSharedDevices()) {
-            java.util.Set<Long> seen = new java.util.HashSet<>();
+            java.util.Set<String> seen = new java.util.HashSet<>();
             for (int r = 0; r < n; r++) {
-                long key = ((long) layout.nodeOf(r) << 32) | (java.nio.ByteBuffer.wrap(devices[r]).getInt() & 0xFFFFFFFFL);
-                if (!seen.add(key)) {
+                // a device key names a device of its node
+                if (!seen.add(layout.nodeOf(r) + "/" + devices.key(r))) {
                     return null;
                 }
             }

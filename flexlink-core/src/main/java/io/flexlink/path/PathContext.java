@@ -4,6 +4,7 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.MemoryPlacement;
 import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.RankDevices;
 import io.flexlink.runtime.RankExchange;
 import io.flexlink.sync.EnqueueBudget;
 import java.util.function.Consumer;
@@ -26,19 +27,19 @@ public final class PathContext {
     private final SharedMemory shared;
     private final int rank;
     private final int size;
-    private final int[] devices;
+    private final RankDevices devices;
     private final EnqueueBudget budget;
 
     /** {@code budget}: how many of the communicator's ranks one thread enqueues (the same on every rank). */
     public PathContext(Backend backend, FlexLinkConfig config, RankExchange exchange, SharedMemory shared, int rank,
-                       int[] devices, EnqueueBudget budget) {
+                       RankDevices devices, EnqueueBudget budget) {
         this.backend = backend;
         this.config = config;
         this.exchange = exchange;
         this.shared = shared;
         this.rank = rank;
-        this.size = devices.length;
-        this.devices = devices.clone();
+        this.size = devices.size();
+        this.devices = devices;
         this.budget = budget;
     }
 
@@ -75,11 +76,16 @@ public final class PathContext {
 
     /** This rank's device. */
     public int device() {
-        return devices[rank];
+        return devices.ordinal(rank);
     }
 
-    /** The device of rank {@code r}. */
-    public int device(int r) {
-        return devices[r];
+    /** Every rank's device: its ordinal in its own process, and which ranks share one. */
+    public RankDevices devices() {
+        return devices;
+    }
+
+    /** How many of the communicator's ranks use this rank's device, this one included (by device key). */
+    public int ranksOnDevice() {
+        return devices.sharing(rank);
     }
 }

@@ -1,8 +1,8 @@
 package io.flexlink.path;
 
+import io.flexlink.runtime.AlternatingScratch;
 import io.flexlink.runtime.MemoryPlacement;
 import io.flexlink.runtime.PinnedMemory;
-import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Staging;
 import io.flexlink.sync.StagingLayout;
 
@@ -28,17 +28,17 @@ public final class PciePathProvider implements PathProvider {
         StagingLayout layout = StagingGeometry.layout(context.config(), n, context.budget());
         // each producer's slots near its own GPU (NUMA), the handshake words near rank 0's
         long[] starts = new long[n + 1];
-        int[] near = new int[n + 1];
-        near[0] = context.device(0);
+        String[] near = new String[n + 1];
+        near[0] = context.devices().key(0);
         for (int p = 0; p < n; p++) {
             starts[p + 1] = layout.slotOffset(p, 0);
-            near[p + 1] = context.device(p);
+            near[p + 1] = context.devices().key(p);
         }
         PinnedMemory memory = context.shared().create("pcie", layout.totalBytes(), new MemoryPlacement(starts, near),
                 layout::initialize);
         Staging staging = new Staging(layout, memory, context.rank(),
-                new Scratch(context.backend(), context.device()));
+                new AlternatingScratch(context.backend(), context.device()));
         return new StagedPath("pcie", context.backend(), staging, context.rank(), n, context.device(),
-                context.budget());
+                context.ranksOnDevice(), context.budget());
     }
 }

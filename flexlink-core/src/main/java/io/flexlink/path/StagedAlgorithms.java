@@ -1,10 +1,7 @@
 package io.flexlink.path;
 
 import io.flexlink.Collective;
-import io.flexlink.DataType;
 import io.flexlink.runtime.Backend;
-import io.flexlink.runtime.RuntimeEvent;
-import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Channel;
 import io.flexlink.sync.ChunkPlan;
 import io.flexlink.sync.EnqueueBudget;
@@ -26,11 +23,13 @@ import io.flexlink.sync.Rows;
  *       bit-identical results); Reduce: the same, to the root only. The send lane runs one chunk ahead:
  *       chunk {@code c + 1}'s contributions go out before chunk {@code c}'s result, so that the link is never
  *       idle while chunk {@code c} is received and reduced (sending the result right after its own
- *       contributions left the device-to-host link idle for a whole chunk's round trip, every chunk).</li>
+ *       contributions left the device-to-host link idle for a whole chunk's round trip, every chunk). The
+ *       three are {@link StagedReduction}, whose reductions run on the local lane.</li>
  * </ul>
  *
- * Items are numbered in the order each producer's send lane issues them (see {@link #contributionItem}
- * and {@link #resultItem}) and every consumer's receive lane takes them in the same order; an item only
+ * Items are numbered in the order each producer's send lane issues them (see
+ * {@link StagedReduction#contributionItem} and {@link StagedReduction#resultItem}) and every consumer's
+ * receive lane takes them in the same order; an item only
  * ever waits for items of lower numbers, on this rank or a peer, so nothing deadlocks whatever the number
  * of slots. One instance per path, reused call after call without allocating; used under the
  * communicator's lock.
@@ -42,37 +41,30 @@ final class StagedAlgorithms implements AutoCloseable {
     private final Lane send;
     private final Lane recv;
     /**
-     * Recorded on the receive lane once chunk {@code c} is reduced ({@code reduced[c & 1]}); the send lane
-     * waits on it before distributing that chunk. Two, because the send lane runs one chunk behind the
-     * receive lane's records: a wait refers to an event's latest record when it is enqueued.
+     * The work that stays on the device: reductions and the rank's own block, off the receive lane's copies; the
+     * receive lane itself where the path has no local stream.
      */
-    private final RuntimeEvent[] reduced = new RuntimeEvent[2];
-    /** Recorded on the send lane once a non-root Reduce has sent its reduced segment out of {@link #partial}. */
-    private final RuntimeEvent partialRead;
-    /** A non-root rank's reduced segment of a Reduce, before it goes to the root. */
-    private final Scratch partial;
-    private boolean partialInUse;
+    private final Lane local;
     private final boolean loopback;
     private final Rows rows = new Rows();
     private final Rows dst = new Rows();
     private final Exchanges exchanges;
-    private final Results results = new Results();
     private final StagedChunks chunking;
+    private final StagedReduction reduction;
 
     StagedAlgorithms(Backend backend, int device, int rank, int ranks, Channel channel, Lane send, Lane recv,
-                     EnqueueBudget budget) {
+                     Lane local, EnqueueBudget budget) {
         this.rank = rank;
         this.ranks = ranks;
         this.chunking = new StagedChunks(budget, ranks);
         this.channel = channel;
         this.send = send;
         this.recv = recv;
-        this.reduced[0] = backend.createEvent(device, false);
-        this.reduced[1] = backend.createEvent(device, false);
-        this.partialRead = backend.createEvent(device, false);
-        this.partial = new Scratch(backend, device);
+        this.local = local;
         this.loopback = ranks == 1 && channel.loopback();
         this.exchanges = new Exchanges(rank, ranks);
+        this.reduction = new StagedReduction(backend, device, rank, ranks, channel, send, recv, local, chunking,
+                loopback, others());
     }
 
     private long allRanks() {
@@ -97,7 +89,7 @@ final class StagedAlgorithms implements AutoCloseable {
                 case ALL_REDUCE:
                 case REDUCE_SCATTER:
                 case REDUCE:
-                    scatterReduce(call, offset, length);
+                    reduction.run(call, offset, length);
                     break;
                 case ALL_TO_ALL:
                     allToAll(call, offset, length);
@@ -111,18 +103,24 @@ final class StagedAlgorithms implements AutoCloseable {
                 default:
                     throw new IllegalStateException("staged path: " + call.collective);
             }
-            send.flush();
-            recv.flush();
+            flushAll();
         } catch (RuntimeException | Error e) {
-            send.discard();
-            recv.discard();
+            discardAll();
             throw e;
         }
     }
 
-    /** True while the caller's stream is being captured into a graph (checked on the rare paths that need it). */
-    private static boolean capturing(CollectiveCall call) {
-        return call.stream != null && call.stream.isCapturing();
+    private void flushAll() {
+        send.flush();
+        recv.flush();
+        local.flush();
+    }
+
+    /** Forgets what the lanes hold pending (a failed call: nothing of it may run). */
+    private void discardAll() {
+        send.discard();
+        recv.discard();
+        local.discard();
     }
 
     // ---- AllGather and Broadcast: producers send once, consumers read ----
@@ -139,7 +137,7 @@ final class StagedAlgorithms implements AutoCloseable {
         if (producing && !loopback) {
             long own = call.recv + (rank * blockPitch / sz + offset) * sz;
             if (own != src) {
-                recv.copy(own, src, length * sz);
+                local.copy(own, src, length * sz);
             }
         }
         for (int c = 0; c < chunks.count(); c++) {
@@ -154,151 +152,6 @@ final class StagedAlgorithms implements AutoCloseable {
         }
     }
 
-    // ---- ReduceScatter, AllReduce, Reduce: owners reduce their segment ----
-
-    private void scatterReduce(CollectiveCall call, long offset, long length) {
-        DataType type = call.type;
-        int sz = type.size();
-        int n = ranks;
-        boolean scatter = call.collective == Collective.REDUCE_SCATTER;
-        boolean toRoot = call.collective == Collective.REDUCE;
-        // owner j's segment: ReduceScatter's block j, else an aligned n-th of the range (the last ones may be
-        // short or empty); every owner's chunk c starts at the same offset of its segment
-        long a = StagedChunks.align(type);
-        long segLen = scatter ? length : ((length + n - 1) / n + a - 1) / a * a;
-        long myStart = scatter ? 0 : Math.min(length, rank * segLen);
-        long myLen = scatter ? length : Math.min(segLen, length - myStart);
-        long inputBase = scatter ? call.send + offset * sz : call.send + offset * sz;
-        long inputPitch = scatter ? call.count * sz : segLen * sz;
-        long inputLimit = scatter ? Long.MAX_VALUE : length * sz;
-        long in = inputBase + rank * inputPitch;
-        boolean usesPartial = toRoot && rank != call.root;
-        long out;
-        if (scatter) {
-            out = call.recv + offset * sz;
-        } else if (usesPartial) {
-            out = partial.ensure(Math.max(1, segLen * sz));
-            if (partialInUse && !capturing(call)) {
-                // the previous Reduce's send lane may still read it, and nothing else orders the two calls here
-                // (in a graph the calls are ordered through the caller's stream, and an event recorded outside
-                // the capture could not be waited on inside it)
-                recv.waitEvent(partialRead);
-            }
-        } else {
-            out = call.recv + (offset + myStart) * sz;
-        }
-        long others = others();
-        boolean distribute = n > 1 && !scatter;
-        boolean sending = distribute && (!toRoot || rank != call.root);
-        boolean receiving = distribute && (!toRoot || rank == call.root);
-        long distConsumers = toRoot ? 1L << call.root : others;
-        ChunkPlan chunks = chunking.plan(segLen, channel.pieceBytes(), type, call.collective);
-        int count = chunks.count();
-        Results distribution = results.set(call, chunks, out, offset, segLen, myLen, length, distConsumers, others,
-                sending, receiving);
-        for (int c = 0; c < count; c++) {
-            long cs = chunks.start(c);
-            long cl = chunks.length(c);
-            int contributions = distribute ? contributionItem(c) : c;
-            // my part of every other owner's chunk c, in one item
-            if (others != 0) {
-                long limit = inputLimit == Long.MAX_VALUE ? Long.MAX_VALUE : inputLimit - cs * sz;
-                channel.send(send, contributions, rows.set(inputBase + cs * sz, inputPitch, cl * sz, limit), others);
-            }
-            // my chunk c: my own input, then every other rank's part in ascending rank order
-            long mine = Math.max(0, Math.min(cl, myLen - cs));
-            long parts = others != 0 ? channel.receiveRowsHeld(recv, contributions, others, true, mine * sz) : 0;
-            if (loopback) {
-                recv.reduceRows(out + cs * sz, parts, 0, 0, 0, mine, type, call.op, 1); // its own input, back
-            } else {
-                recv.reduceRows(out + cs * sz, in + cs * sz, parts, channel.rowPitch(mine * sz), n - 1, mine, type,
-                        call.op, n);
-            }
-            if (distribute && sending) {
-                recv.record(reduced[c & 1]);
-            }
-            if (others != 0) {
-                channel.releaseRows(recv, contributions, others); // behind the reduction: the next item's batch
-            }
-            if (distribute) {
-                if (c > 0) {
-                    distribution.send(c - 1);
-                }
-            }
-        }
-        if (distribute && count > 0) {
-            distribution.send(count - 1);
-        }
-        if (usesPartial && sending && !capturing(call)) {
-            send.record(partialRead);
-            partialInUse = true;
-        }
-    }
-
-    /** Item number of chunk {@code c}'s contributions when results are distributed: 0, 1, 3, 5, ... */
-    static int contributionItem(int c) {
-        return c == 0 ? 0 : 2 * c - 1;
-    }
-
-    /**
-     * Item number of chunk {@code c}'s reduced result, of {@code count} chunks: it follows chunk
-     * {@code c + 1}'s contributions (2, 4, 6, ...), the last one follows the last contributions.
-     */
-    static int resultItem(int c, int count) {
-        return c == count - 1 ? 2 * count - 1 : 2 * c + 2;
-    }
-
-    /**
-     * The distribution of a reduction's results, one chunk at a time behind its reduction: set once per
-     * call (reused, nothing allocated), then {@link #send(int)} for every chunk in ascending order.
-     */
-    private final class Results {
-        private CollectiveCall call;
-        private ChunkPlan chunks;
-        private long out;
-        private long offset;
-        private long segLen;
-        private long myLen;
-        private long length;
-        private long consumers;
-        private long producers;
-        private boolean sending;
-        private boolean receiving;
-
-        Results set(CollectiveCall call, ChunkPlan chunks, long out, long offset, long segLen, long myLen, long length,
-                    long consumers, long producers, boolean sending, boolean receiving) {
-            this.call = call;
-            this.chunks = chunks;
-            this.out = out;
-            this.offset = offset;
-            this.segLen = segLen;
-            this.myLen = myLen;
-            this.length = length;
-            this.consumers = consumers;
-            this.producers = producers;
-            this.sending = sending;
-            this.receiving = receiving;
-            return this;
-        }
-
-        /** Chunk {@code c}'s reduced result from its owner to the consumers (all, or the root of a Reduce). */
-        void send(int c) {
-            int sz = call.type.size();
-            long cs = chunks.start(c);
-            long cl = chunks.length(c);
-            int item = resultItem(c, chunks.count());
-            if (sending) {
-                send.waitEventAfterBatch(reduced[c & 1]); // behind the slot's waits: one batch, not two
-                long mine = Math.max(0, Math.min(cl, myLen - cs));
-                channel.send(send, item, rows.set(out + cs * sz, 0, mine * sz), consumers);
-            }
-            if (receiving) {
-                channel.receive(recv, item, producers, false,
-                        dst.set(call.recv + (offset + cs) * sz, segLen * sz, cl * sz, (length - cs) * sz));
-            }
-        }
-    }
-
     // ---- AlltoAll, Gather, Scatter: blocks of one rank's buffer to the other ranks ----
 
     /** Every rank sends block {@code j} to rank {@code j}: one item per chunk carries a piece per consumer. */
@@ -306,7 +159,7 @@ final class StagedAlgorithms implements AutoCloseable {
         int sz = call.type.size();
         long pitch = call.count * sz;
         long own = (rank * call.count + offset) * sz;
-        recv.copy(call.recv + own, call.send + own, length * sz);
+        local.copy(call.recv + own, call.send + own, length * sz);
         long others = allRanks() & ~(1L << rank);
         if (others == 0) {
             return;
@@ -327,7 +180,7 @@ final class StagedAlgorithms implements AutoCloseable {
         long others = allRanks() & ~(1L << root);
         if (rank == root) {
             long own = call.recv + (root * call.count + offset) * sz;
-            recv.copy(own, call.send + offset * sz, length * sz);
+            local.copy(own, call.send + offset * sz, length * sz);
         }
         if (others == 0) {
             return;
@@ -350,7 +203,7 @@ final class StagedAlgorithms implements AutoCloseable {
         int root = call.root;
         long others = allRanks() & ~(1L << root);
         if (rank == root) {
-            recv.copy(call.recv + offset * sz, call.send + (root * call.count + offset) * sz, length * sz);
+            local.copy(call.recv + offset * sz, call.send + (root * call.count + offset) * sz, length * sz);
         }
         if (others == 0) {
             return;
@@ -371,20 +224,15 @@ final class StagedAlgorithms implements AutoCloseable {
     void exchange(io.flexlink.runtime.PeerOps ops) {
         try {
             exchanges.run(channel, ops, send, recv);
-            send.flush();
-            recv.flush();
+            flushAll();
         } catch (RuntimeException | Error e) {
-            send.discard();
-            recv.discard();
+            discardAll();
             throw e;
         }
     }
 
     @Override
     public void close() {
-        reduced[0].close();
-        reduced[1].close();
-        partialRead.close();
-        partial.close();
+        reduction.close();
     }
 }

@@ -13,13 +13,18 @@ import io.flexlink.sync.EnqueueBudget;
  */
 final class StagedChunks {
     private final ChunkPlan plan = new ChunkPlan();
-    private final EnqueueBudget budget;
     /** {@code n - 1}: the peers whose pieces a rank's link carries per chunk (1 for a channel of one rank). */
     private final long peers;
+    /** Per collective (by ordinal), the smallest chunk worth its enqueue: worked out once, not per call. */
+    private final long[] minChunkBytes;
 
     StagedChunks(EnqueueBudget budget, int ranks) {
-        this.budget = budget;
         this.peers = Math.max(1, ranks - 1);
+        Collective[] all = Collective.values();
+        this.minChunkBytes = new long[all.length];
+        for (Collective c : all) {
+            minChunkBytes[c.ordinal()] = budget.minChunkBytes(crossings(c));
+        }
     }
 
     /** Elements per 256 bytes: the alignment of every chunk and segment boundary. */
@@ -50,6 +55,6 @@ final class StagedChunks {
     ChunkPlan plan(long length, long maxBytes, DataType type, Collective c) {
         long a = align(type);
         long max = Math.max(a, maxBytes / type.size() / a * a);
-        return plan.plan(length, max, a, budget.minChunkBytes(crossings(c)) / type.size());
+        return plan.plan(length, max, a, minChunkBytes[c.ordinal()] / type.size());
     }
 }

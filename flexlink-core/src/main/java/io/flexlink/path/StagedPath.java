@@ -13,50 +13,63 @@ import org.slf4j.LoggerFactory;
 /**
  * A path that stages data through a {@link Channel}: the PCIe path (pinned host memory) and the NVSHMEM
  * path (symmetric GPU memory) are both this class, with their own channel. Each rank has a send stream
- * (producer side) and a receive stream (consumer side, reductions), so both directions of a link are busy
- * at once; the algorithms are {@link StagedAlgorithms}, the same for every channel.
+ * (producer side) and a receive stream (consumer side), so both directions of a link are busy at once, and a
+ * local stream for the work that stays on the device (reductions, the rank's own block), which then
+ * overlaps the receive stream's copies; the algorithms are {@link StagedAlgorithms}, the same for every
+ * channel.
  */
 public final class StagedPath implements Path {
     private static final Logger LOG = LoggerFactory.getLogger(StagedPath.class);
+    /**
+     * The most ranks of a communicator on one device whose paths get a local stream. CUDA gives a device 8
+     * hardware queues (or {@code CUDA_DEVICE_MAX_CONNECTIONS}) and serializes the streams beyond them in
+     * submission order, so a stream blocked on a peer's flag can hold back the stream that flag waits for: two
+     * ranks' three streams and their callers' fit 8 queues; eight ranks already have 16 path streams besides
+     * the callers' and NCCL's, and keep the receive stream for their reductions.
+     */
+    static final int LOCAL_STREAM_RANKS_PER_DEVICE = 2;
 
     private final String name;
     private final Channel channel;
-    private final RuntimeStream sendStream;
-    private final RuntimeStream recvStream;
+    /** Send, receive and (where it has one) local, in that order. */
     private final RuntimeStream[] streams;
     private final StagedAlgorithms algorithms;
     private volatile boolean closed;
 
     /**
-     * Creates the path's streams on {@code device}; the path owns {@code channel} from then on. {@code budget}
-     * (how many ranks one thread enqueues) sets the smallest chunk; every rank must pass the same.
+     * Creates the path's streams on {@code device}, which {@code ranksOnDevice} of the communicator's ranks use
+     * (up to {@link #LOCAL_STREAM_RANKS_PER_DEVICE} get a local stream; beyond, the receive stream does its
+     * work); the path owns {@code channel} from then on. {@code budget} (how many ranks one thread enqueues)
+     * sets the smallest chunk; every rank must pass the same.
      */
     public StagedPath(String name, Backend backend, Channel channel, int rank, int size, int device,
-                      EnqueueBudget budget) {
+                      int ranksOnDevice, EnqueueBudget budget) {
         this.name = name;
         this.channel = channel;
-        RuntimeStream s = null;
-        RuntimeStream r = null;
-        StagedAlgorithms a = null;
+        String[] roles = ranksOnDevice <= LOCAL_STREAM_RANKS_PER_DEVICE
+                ? new String[] {".send.r", ".recv.r", ".local.r"} : new String[] {".send.r", ".recv.r"};
+        RuntimeStream[] made = new RuntimeStream[roles.length];
+        StagedAlgorithms a;
         try {
-            s = backend.createStream(device, name + ".send.r" + rank);
-            r = backend.createStream(device, name + ".recv.r" + rank);
-            a = new StagedAlgorithms(backend, device, rank, size, channel, new Lane(s), new Lane(r), budget);
-        } catch (RuntimeException | Error e) {
-            if (r != null) {
-                r.close();
+            for (int i = 0; i < roles.length; i++) {
+                made[i] = backend.createStream(device, name + roles[i] + rank);
             }
-            if (s != null) {
-                s.close();
+            Lane recv = new Lane(made[1]);
+            a = new StagedAlgorithms(backend, device, rank, size, channel, new Lane(made[0]), recv,
+                    made.length > 2 ? new Lane(made[2]) : recv, budget);
+        } catch (RuntimeException | Error e) {
+            for (int i = made.length - 1; i >= 0; i--) {
+                if (made[i] != null) {
+                    made[i].close();
+                }
             }
             throw e;
         }
-        this.sendStream = s;
-        this.recvStream = r;
         this.algorithms = a;
-        this.streams = new RuntimeStream[] {sendStream, recvStream};
-        LOG.debug("PATH {} rank {}/{} device {}: {} B slots, {} B pieces, {}", name, rank, size, device,
-                channel.slotBytes(), channel.pieceBytes(), budget);
+        this.streams = made;
+        LOG.debug("PATH {} rank {}/{} device {}: {} B slots, {} B pieces, {}, {} streams ({} rank(s) on the device)",
+                name, rank, size, device, channel.slotBytes(), channel.pieceBytes(), budget, made.length,
+                ranksOnDevice);
     }
 
     @Override
@@ -126,8 +139,9 @@ public final class StagedPath implements Path {
             return;
         }
         closed = true;
-        sendStream.close();
-        recvStream.close();
+        for (RuntimeStream s : streams) {
+            s.close();
+        }
         algorithms.close();
         channel.close();
     }

@@ -6,9 +6,9 @@ import io.flexlink.sync.StagingLayout;
 
 /**
  * The PCIe path's staging area for a communicator: {@code flexlink.chunkBytes} and {@code flexlink.slots} as
- * set, or by their {@code auto} rules. A reduction's item carries a piece for every rank in one slot
- * ({@code slot / n} each), so with one slot size for every rank count the pieces shrink as ranks are added:
- * 1M at eight ranks of 8M slots. Where one thread enqueues every rank ({@code initAll}), each chunk costs it
+ * set, or by their {@code auto} rules. A reduction's item carries a piece for every other rank in one slot
+ * ({@code slot / (n - 1)} each), so with one slot size for every rank count the pieces shrink as ranks are
+ * added: 1.1M at eight ranks of 8M slots. Where one thread enqueues every rank ({@code initAll}), each chunk costs it
  * one enqueue per rank, and a short call must then move in one or two large chunks ({@link EnqueueBudget})
  * that such pieces cannot hold; so {@code auto} gives such communicators 4M per rank (up to 32M) and halves the
  * slots where four would pass 256M of pinned memory. Every rank computes the same from the same values.

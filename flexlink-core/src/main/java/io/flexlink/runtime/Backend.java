@@ -74,6 +74,16 @@ public interface Backend extends AutoCloseable {
     default void sharedMapped(PinnedMemory memory) {
     }
 
+    /**
+     * What names {@code device} alike in every process of this node, whatever ordinal each process gives it:
+     * ranks whose keys are equal share one device ({@link RankDevices}). CUDA: the device's PCI bus id, which
+     * {@code CUDA_VISIBLE_DEVICES} does not renumber. By default the backend's name and the ordinal (devices the
+     * processes number alike).
+     */
+    default String deviceKey(int device) {
+        return name() + ":" + device;
+    }
+
     /** Creates a stream on {@code device}; {@code label} names its role in logs and link emulation. */
     RuntimeStream createStream(int device, String label);
 

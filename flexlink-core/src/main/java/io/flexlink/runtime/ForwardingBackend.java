@@ -117,6 +117,11 @@ public abstract class ForwardingBackend implements Backend {
     }
 
     @Override
+    public String deviceKey(int device) {
+        return delegate.deviceKey(device);
+    }
+
+    @Override
     public void close() {
         delegate.close();
     }

@@ -53,9 +53,10 @@ public interface Channel extends AutoCloseable {
     /**
      * Consumer, for a reduction: this rank's piece of item {@code item} from every producer in
      * {@code producers} ({@code pieces} as for {@link #receive}), {@code bytes} each, placed in device rows in
-     * ascending producer order,
-     * {@link #rowPitch} apart; returns the first row's address. The rows stay valid for the operations
-     * enqueued next on the same lane, until the next call of this method.
+     * ascending producer order, {@link #rowPitch} apart; returns the first row's address. Calls alternate
+     * between two sets of rows: the rows of one call are left alone by the next call, so that a reduction on
+     * another lane may read them while the next item's rows are filled; the caller orders the call after that
+     * behind the reduction, since it fills the same rows again.
      */
     long receiveRows(Lane lane, int item, long producers, boolean pieces, long bytes);
 

@@ -1,7 +1,7 @@
 package io.flexlink.sync;
 
+import io.flexlink.runtime.AlternatingScratch;
 import io.flexlink.runtime.PinnedMemory;
-import io.flexlink.runtime.Scratch;
 
 /**
  * The PCIe path's channel: one rank's end of a staging area in pinned host memory shared by the ranks
@@ -18,13 +18,13 @@ public final class Staging implements Channel {
     private final StagingLayout layout;
     private final PinnedMemory memory;
     private final int rank;
-    /** Device rows a reduction's pieces are copied into (receiveRows). */
-    private final Scratch rows;
+    /** Device rows a reduction's pieces are copied into (receiveRows), two sets in turn. */
+    private final AlternatingScratch rows;
     /** The producers and slot of this rank's latest wait for a full slot, for the watchdog's report. */
     private volatile long lastAwaited;
     private volatile int lastAwaitedSlot;
 
-    public Staging(StagingLayout layout, PinnedMemory memory, int rank, Scratch rows) {
+    public Staging(StagingLayout layout, PinnedMemory memory, int rank, AlternatingScratch rows) {
         if (memory.byteSize() < layout.totalBytes()) {
             throw new IllegalArgumentException("staging memory of " + memory.byteSize() + " bytes < layout "
                     + layout.totalBytes());
@@ -93,7 +93,8 @@ public final class Staging implements Channel {
                 while (bytes > 0 && end < n && (consumers >>> end & 1) != 0 && src.bytes(end) == bytes) {
                     end++;
                 }
-                lane.copyRows(dst + j * piece, piece, src.address(j), src.pitch(), bytes, end - j);
+                // a run never holds this rank (never its own consumer): its pieces are consecutive
+                lane.copyRows(dst + layout.pieceOffset(rank, j), piece, src.address(j), src.pitch(), bytes, end - j);
                 j = end;
             }
         }
@@ -106,7 +107,6 @@ public final class Staging implements Channel {
     public void receive(Lane lane, int item, long producers, boolean pieces, Rows dst) {
         int slot = slotOf(item);
         awaitFull(lane, producers, slot);
-        long offset = pieces ? (long) rank * layout.pieceBytes() : 0;
         int n = layout.ranks();
         for (int p = 0; p < n; ) {
             long bytes = (producers >>> p & 1) != 0 ? dst.bytes(p) : 0;
@@ -114,8 +114,8 @@ public final class Staging implements Channel {
             while (bytes > 0 && end < n && (producers >>> end & 1) != 0 && dst.bytes(end) == bytes) {
                 end++;
             }
-            lane.copyRowsFromHost(dst.address(p), dst.pitch(), memory, layout.slotOffset(p, slot) + offset,
-                    layout.producerStride(), bytes, end - p);
+            lane.copyRowsFromHost(dst.address(p), dst.pitch(), memory,
+                    layout.slotOffset(p, slot) + offset(pieces, p), layout.producerStride(), bytes, end - p);
             p = end;
         }
         release(lane, producers, slot);
@@ -133,9 +133,8 @@ public final class Staging implements Channel {
     public long receiveRowsHeld(Lane lane, int item, long producers, boolean pieces, long bytes) {
         int slot = slotOf(item);
         long pitch = rowPitch(bytes);
-        long base = rows.ensure(Math.max(1, Long.bitCount(producers)) * pitch);
+        long base = rows.next(Math.max(1, Long.bitCount(producers)) * pitch);
         awaitFull(lane, producers, slot);
-        long offset = pieces ? (long) rank * layout.pieceBytes() : 0;
         int n = layout.ranks();
         int row = 0;
         for (int p = 0; p < n; ) {
@@ -147,8 +146,8 @@ public final class Staging implements Channel {
             while (end < n && (producers >>> end & 1) != 0) {
                 end++;
             }
-            lane.copyRowsFromHost(base + row * pitch, pitch, memory, layout.slotOffset(p, slot) + offset,
-                    layout.producerStride(), bytes, end - p);
+            lane.copyRowsFromHost(base + row * pitch, pitch, memory,
+                    layout.slotOffset(p, slot) + offset(pieces, p), layout.producerStride(), bytes, end - p);
             row += end - p;
             p = end;
         }
@@ -163,6 +162,15 @@ public final class Staging implements Channel {
     @Override
     public long rowPitch(long bytes) {
         return (bytes + StagingLayout.PIECE_ALIGN - 1) / StagingLayout.PIECE_ALIGN * StagingLayout.PIECE_ALIGN;
+    }
+
+    /**
+     * Where this rank's data starts in producer {@code p}'s slot: its piece, or the slot's start when every
+     * consumer reads the same. A run of producers never holds this rank, so the piece sits at the same
+     * offset in every slot of the run (all below this rank or all above it).
+     */
+    private long offset(boolean pieces, int p) {
+        return pieces ? layout.pieceOffset(p, rank) : 0;
     }
 
     private void awaitFull(Lane lane, long producers, int slot) {

@@ -7,8 +7,10 @@ import io.flexlink.runtime.PinnedMemory;
  * {@code p}, {@code slots} data slots of {@code slotBytes}; one handshake word ({@link Flags}) per
  * (producer, slot, consumer); one abort word for the whole area. Words sit on separate 64-byte lines, so
  * that ranks polling different words do not share cache lines. A slot carries one item of a call: the
- * same data for every consumer, or one piece per consumer ({@link #pieceBytes()} each, consumer {@code j}'s
- * at offset {@code j * pieceBytes}), so that one strided copy fills a slot for every consumer.
+ * same data for every consumer, or one piece per consumer ({@link #pieceBytes()} each, at
+ * {@link #pieceOffset}), so that one strided copy fills a slot for every consumer. A producer never sends
+ * to itself, so its slots hold {@code ranks - 1} pieces, numbered without it: at two ranks a piece is the
+ * whole slot, and the items of a reduction are as large as those of an AllGather.
  */
 public final class StagingLayout {
     /** Bytes between words. */
@@ -17,6 +19,12 @@ public final class StagingLayout {
     public static final int SLOT_ALIGN = 4096;
     /** Alignment of a consumer's piece inside a slot (vector loads, copy-engine bursts). */
     public static final int PIECE_ALIGN = 256;
+
+    /**
+     * How pieces are laid out in a slot, in the configuration digest every rank compares at creation: ranks
+     * of builds that place them differently refuse to meet instead of reading each other's pieces wrongly.
+     */
+    public static final String FORMAT = "a piece per other rank";
 
     private final int ranks;
     private final int slots;
@@ -31,7 +39,7 @@ public final class StagingLayout {
         this.ranks = ranks;
         this.slots = slots;
         // every consumer's piece of a slot is at least one aligned block
-        this.slotBytes = alignUp(Math.max(slotBytes, (long) ranks * PIECE_ALIGN), SLOT_ALIGN);
+        this.slotBytes = alignUp(Math.max(slotBytes, consumers(ranks) * PIECE_ALIGN), SLOT_ALIGN);
         long words = (long) ranks * slots * ranks + 1;
         this.dataOffset = alignUp(words * WORD_STRIDE, SLOT_ALIGN);
     }
@@ -52,9 +60,24 @@ public final class StagingLayout {
         return slotBytes;
     }
 
+    /** The consumers of one producer's slot: every other rank (a one-rank area has one, for its layout). */
+    private static long consumers(int ranks) {
+        return Math.max(1, ranks - 1);
+    }
+
     /** Bytes of one consumer's piece in a slot that carries a piece per consumer. */
     public long pieceBytes() {
-        return slotBytes / ranks / PIECE_ALIGN * PIECE_ALIGN;
+        return slotBytes / consumers(ranks) / PIECE_ALIGN * PIECE_ALIGN;
+    }
+
+    /**
+     * Offset inside producer {@code p}'s slot of consumer {@code j}'s piece: piece {@code j} below the
+     * producer, {@code j - 1} above it. Consecutive consumers on one side of the producer stay consecutive
+     * pieces, and consecutive producers on one side of the consumer put its piece at the same offset, so the
+     * strided copies of both ends stay one per side, as they were.
+     */
+    public long pieceOffset(int p, int j) {
+        return (j > p ? j - 1 : j) * pieceBytes();
     }
 
     /** Offset of the handshake word of producer {@code p}'s slot {@code s} for consumer {@code j}. */
@@ -95,10 +118,5 @@ public final class StagingLayout {
                 }
             }
         }
-    }
-
-    /** Serialized form, exchanged so that every rank checks it maps the same layout. */
-    public String describe() {
-        return ranks + "x" + slots + "x" + slotBytes;
     }
 }

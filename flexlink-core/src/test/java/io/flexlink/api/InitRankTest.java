@@ -114,7 +114,29 @@ class InitRankTest {
                 assertEquals(Result.INVALID_USAGE, cause.result());
                 String m = cause.getMessage();
                 assertTrue(m.contains("configuration: rank 1 has") && m.contains("primary=host ring (tuned) but rank 0")
-                        && m.contains("primary=host ring; every rank"), m);
+                        && m.contains("primary=" + real.describe() + "; every rank"), m);
+                assertTrue(m.contains(" version=" + io.flexlink.Version.VERSION + " "), "builds compare versions: " + m);
+            }
+        }
+    }
+
+    /**
+     * The host ring lays its staging out by its backend's settings, not the communicator's: ranks whose backends
+     * are set differently (from their processes' environments) are refused, though their communicator settings
+     * agree; they would map one staging area at different offsets.
+     */
+    @Test
+    void hostRingsLaidOutDifferentlyAreRefused() throws Exception {
+        FlexLinkConfig quick = FlexLinkConfig.builder().set(FlexLinkConfig.INIT_TIMEOUT, "20s").build();
+        try (HostBackend a = new HostBackend(quick); HostBackend b = new HostBackend(quick.with(FlexLinkConfig.SLOTS,
+                "7"))) {
+            UniqueId id = FlexLink.getUniqueId();
+            for (FlexLinkException cause : refusedOnBoth(() -> FlexLink.initRank(a, quick, 2, id, 0, 0),
+                    () -> FlexLink.initRank(b, quick, 2, id, 1, 1))) {
+                assertEquals(Result.INVALID_USAGE, cause.result());
+                String m = cause.getMessage();
+                assertTrue(m.contains("primary=" + b.primaryTransport().describe() + " but rank 0")
+                        && m.contains("primary=" + a.primaryTransport().describe() + "; every rank"), m);
             }
         }
     }

@@ -23,11 +23,11 @@ class CallChecksTest {
 
     @Test
     void aCallOutsideAGroupChecksItsLanesOnceAndAGroupedCallTwice() {
-        assertEquals(2, checksPerCall(false), "two lanes, one check");
-        assertEquals(4, checksPerCall(true), "two lanes, checked at the call and at the group's end");
+        assertEquals(3, checksPerCall(false), "three lanes (send, receive, local), one check");
+        assertEquals(6, checksPerCall(true), "three lanes, checked at the call and at the group's end");
     }
 
-    /** failure() and knownFailure() calls on the PCIe path's two lanes per 1-rank AllReduce split with NCCL's stand-in. */
+    /** failure() and knownFailure() calls on the PCIe path's three lanes per 1-rank AllReduce split with NCCL's stand-in. */
     private static double checksPerCall(boolean grouped) {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie")
                 .set(FlexLinkConfig.SHARE, "pcie=0.5").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")

@@ -149,27 +149,6 @@ class HierarchyThreadsTest {
     }
 
     @Test
-    void ranksThatCutAllReducesDifferentlyAreRefused() throws Exception {
-        try (HostBackend backend = new HostBackend(BASE)) {
-            UniqueId id = FlexLink.getUniqueId();
-            ExecutorService pool = Executors.newFixedThreadPool(4);
-            List<Future<Communicator>> fs = new ArrayList<>();
-            for (int r = 0; r < 4; r++) {
-                int rank = r;
-                FlexLinkConfig c = BASE.with(FlexLinkConfig.NODE_ID, r < 2 ? "a" : "b")
-                        .with(FlexLinkConfig.HIER_PIECE_BYTES, r == 3 ? "1M" : "32M");
-                fs.add(pool.submit(() -> FlexLink.initRank(backend, c, 4, id, rank, rank)));
-            }
-            for (Future<Communicator> f : fs) {
-                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
-                        java.util.concurrent.ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
-                assertTrue(e.getCause().getMessage().contains("hier.pieceBytes"), e.getCause().getMessage());
-            }
-            pool.shutdown();
-        }
-    }
-
-    @Test
     void nodesOfOneRankUseTheRailAlone() throws Exception {
         try (HostBackend backend = new HostBackend(BASE)) {
             Communicator[] comms = make(backend, 3, 1, false);

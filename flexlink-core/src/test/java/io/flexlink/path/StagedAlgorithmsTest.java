@@ -129,7 +129,7 @@ class StagedAlgorithmsTest {
             for (int r = 0; r < ranks; r++) {
                 channels[r] = new Recording(r, 64 << 10, (64 << 10) / ranks / 256 * 256);
                 try (StagedAlgorithms a = new StagedAlgorithms(backend, 0, r, ranks, channels[r], new Lane(NOOP),
-                        new Lane(NOOP), EnqueueBudget.ONE_RANK_PER_THREAD)) {
+                        new Lane(NOOP), new Lane(NOOP), EnqueueBudget.ONE_RANK_PER_THREAD)) {
                     a.run(new CollectiveCall().set(c, SEND, RECV, count, type, ReduceOp.SUM, root, NOOP), offset, length);
                 }
             }
@@ -181,7 +181,7 @@ class StagedAlgorithmsTest {
         try (HostBackend backend = new HostBackend(FlexLinkConfig.builder().build())) {
             Recording ch = new Recording(0, 64 << 10, 32 << 10);
             try (StagedAlgorithms a = new StagedAlgorithms(backend, 0, 0, 2, ch, new Lane(NOOP), new Lane(NOOP),
-                    EnqueueBudget.ONE_RANK_PER_THREAD)) {
+                    new Lane(NOOP), EnqueueBudget.ONE_RANK_PER_THREAD)) {
                 a.run(new CollectiveCall().set(Collective.ALL_REDUCE, SEND, RECV, length, DataType.FLOAT32,
                         ReduceOp.SUM, 0, NOOP), 0, length);
             }

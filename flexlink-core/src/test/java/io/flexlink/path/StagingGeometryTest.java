@@ -20,7 +20,8 @@ class StagingGeometryTest {
     void ranksDrivenByOneThreadGetFourMibPerRankAndTwoSlotsPast256Mib() {
         StagingLayout eight = auto(8, 8);
         assertEquals(32 * MIB, eight.slotBytes());
-        assertEquals(4 * MIB, eight.pieceBytes(), "an 8-rank piece holds a 3.2 MiB segment");
+        assertEquals(32 * MIB / 7 / 256 * 256, eight.pieceBytes(), "a seventh of the slot (for every other rank) holds "
+                + "a 3.2 MiB segment");
         assertEquals(2, eight.slots(), "4 slots would pin 1 GiB");
         StagingLayout four = auto(4, 4);
         assertEquals(16 * MIB, four.slotBytes());

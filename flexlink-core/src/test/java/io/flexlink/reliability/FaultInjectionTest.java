@@ -27,8 +27,9 @@ class FaultInjectionTest {
     @RepeatedTest(50)
     void aPathThrowingMidCollective(RepetitionInfo rep) {
         try (FaultRig rig = new FaultRig(ERRORS)) {
-            // rank 1's PCIe consumer fails on its second reduction: mid-collective
-            rig.faults.set(HostFaults.targeting(1, "pcie.recv", HostFaults.Op.REDUCE, nth -> {
+            // rank 1's PCIe path fails on its second reduction (of two chunks, on the reduction's own stream):
+            // mid-collective
+            rig.faults.set(HostFaults.targeting(1, "pcie.local", HostFaults.Op.REDUCE, nth -> {
                 if (nth == 2) {
                     throw new IllegalStateException("injected: the path failed mid-collective");
                 }

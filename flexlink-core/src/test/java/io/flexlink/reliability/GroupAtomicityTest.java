@@ -21,6 +21,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -69,6 +70,41 @@ class GroupAtomicityTest {
                 streams[r].close();
                 buf[r].close();
             }
+        }
+    }
+
+    /**
+     * A layer above FlexLink that refuses a call by its own checks (the NCCL facade) cancels the group through
+     * {@link FlexLink#groupFailed}: the end launches nothing and throws the first cause; outside a group it does
+     * nothing; a null cause is an argument's error.
+     */
+    @Test
+    void aLayerAboveCancelsTheGroupWithItsOwnCause() {
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.TUNING_CACHE, "off").build();
+        try (HostBackend backend = new HostBackend(config)) {
+            Communicator[] comms = FlexLink.initAll(backend, config, 0);
+            RuntimeStream stream = backend.createStream(0, "user.r0");
+            DeviceMemory buf = backend.allocate(0, 4096);
+            backend.fill(buf.address(), 4096, (byte) 1);
+            FlexLink.groupFailed(new FlexLinkException(Result.INVALID_ARGUMENT, "outside a group: ignored"));
+            FlexLink.groupStart();
+            comms[0].allReduce(buf, buf, 1024, DataType.INT32, ReduceOp.SUM, stream);
+            FlexLink.groupFailed(new FlexLinkException(Result.INVALID_ARGUMENT, "datatype: 99 (the layer's own check)"));
+            FlexLink.groupFailed(new FlexLinkException(Result.INTERNAL_ERROR, "a later one"));
+            FlexLinkException end = assertThrows(FlexLinkException.class, FlexLink::groupEnd);
+            assertEquals(Result.INVALID_ARGUMENT, end.result());
+            assertTrue(end.getMessage().contains("datatype: 99"), end.getMessage());
+            assertFalse(Groups.active());
+            Bounded.idle(stream, Duration.ofSeconds(10));
+            assertEquals(0x01010101, first(backend, buf), "nothing of the group ran");
+            assertEquals(Result.INVALID_ARGUMENT, assertThrows(FlexLinkException.class,
+                    () -> FlexLink.groupFailed(null)).result());
+            comms[0].allReduce(buf, buf, 1024, DataType.INT32, ReduceOp.SUM, stream); // still usable
+            stream.synchronize();
+            assertEquals(0x01010101, first(backend, buf), "one rank's sum is its own");
+            comms[0].close();
+            stream.close();
+            buf.close();
         }
     }
 

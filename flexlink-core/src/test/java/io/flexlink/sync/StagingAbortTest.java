@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.AlternatingScratch;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeStream;
-import io.flexlink.runtime.Scratch;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.Bounded;
 import java.time.Duration;
@@ -21,7 +21,7 @@ class StagingAbortTest {
     private static final Duration BOUND = Duration.ofSeconds(10);
 
     private static Staging staging(HostBackend backend, PinnedMemory mem, int rank) {
-        return new Staging(LAYOUT, mem, rank, new Scratch(backend, 0));
+        return new Staging(LAYOUT, mem, rank, new AlternatingScratch(backend, 0));
     }
 
     @Test

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
@@ -40,6 +41,7 @@ public final class CudaBackend implements Backend {
     private final ReduceKernels kernels;
     private final NcclTransport nccl;
     private final Topology topology;
+    private final AtomicBoolean noBusIdLogged = new AtomicBoolean();
     private final PinnedAllocator host = new PinnedAllocator(this);
     private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
     private final WrappedStreams wrappers;
@@ -104,6 +106,20 @@ public final class CudaBackend implements Backend {
     @Override
     public String name() {
         return "cuda";
+    }
+
+    /** The device's PCI bus id, as NCCL tells GPUs apart; the ordinal's key where cudart gave none. */
+    @Override
+    public String deviceKey(int device) {
+        String bus = device >= 0 && device < topology.gpus().size() ? topology.gpu(device).pciBusId() : "";
+        if (!bus.isEmpty()) {
+            return bus;
+        }
+        if (noBusIdLogged.compareAndSet(false, true)) {
+            LOG.warn("INIT device {} has no PCI bus id (cudaDeviceGetPCIBusId failed): ranks on it are told apart "
+                    + "by ordinal, so processes that each see one GPU count as sharing device {}", device, device);
+        }
+        return Backend.super.deviceKey(device);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.flexlink.cuda;
 import io.flexlink.Collective;
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
+import io.flexlink.FlexLink;
 import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Reduction;
@@ -36,7 +37,10 @@ final class FacadeCalls {
         FacadeComm c = NcclFacade.lookup(comm);
         int pending = 0;
         if (c == null && (c = madeMeanwhile(comm, pending = FacadePending.code(comm))) == null) {
-            return pending; // in progress, its creation's error, or unknown
+            int code = FacadePending.forUse(name(which), pending); // in progress, its creation's error, or unknown
+            FlexLink.groupFailed(new FlexLinkException(Result.fromCode(code), name(which) + ": comm 0x"
+                    + Long.toHexString(comm == null ? 0 : comm.address()) + " is no usable communicator"));
+            return code;
         }
         int entry = -1;
         try {
@@ -61,8 +65,11 @@ final class FacadeCalls {
             }
             return Result.SUCCESS.code();
         } catch (FlexLinkException e) {
+            // the facade's own checks (datatype, op, stream) cancel the group too, as NCCL's ncclGroupErrCheck
+            FlexLink.groupFailed(e);
             return NcclFacade.failed(name(which), e);
         } catch (RuntimeException | LinkageError e) {
+            FlexLink.groupFailed(new FlexLinkException(Result.INTERNAL_ERROR, name(which) + ": " + e, e));
             return NcclFacade.internal(name(which), e);
         } finally {
             restore(entry);
@@ -129,10 +136,15 @@ final class FacadeCalls {
             if (NcclFacade.lookup(comm) == null
                     && madeMeanwhile(comm, pending = FacadePending.code(comm)) == null) {
                 if (pending == Result.INVALID_ARGUMENT.code() || what != 0) {
-                    return pending; // a count or rank of a communicator being made: ncclInProgress
+                    return FacadePending.forUse("ncclComm query", pending); // a count or rank of one being made
                 }
                 v = pending; // its async error: ncclInProgress, then its creation's error
             } else {
+                // a count, device or rank answers the communicator's async error first, as NCCL's
+                int error = what == 0 ? Result.SUCCESS.code() : query(comm, 0);
+                if (error > 0) {
+                    return FacadePending.forUse("ncclComm query", error);
+                }
                 v = query(comm, what);
             }
         } catch (FlexLinkException e) {

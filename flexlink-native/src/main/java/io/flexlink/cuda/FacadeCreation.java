@@ -16,7 +16,8 @@ import java.util.List;
  * inside {@code ncclGroupStart/ncclGroupEnd}, at the group's outermost end, every deferred rank of the
  * thread together, one thread each (NCCL's way for one thread to make several ranks); or, with
  * {@code blocking = 0}, in the background, the call answering ncclInProgress. A deferred or background
- * rank's handle is written at once and answers ncclInProgress ({@link FacadePending}) until it is made.
+ * rank's handle is written at once; ncclCommGetAsyncError answers ncclInProgress until it is made, other calls
+ * ncclInvalidArgument ({@link FacadePending}).
  * The {@link Maker} makes the communicator: on the CUDA backend for the facade ({@link #CUDA}), on
  * another where a program gives one.
  */

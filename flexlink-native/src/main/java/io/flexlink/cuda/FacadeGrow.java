@@ -32,7 +32,7 @@ final class FacadeGrow {
             if (c == null) {
                 int pending = FacadePending.code(comm);
                 if (pending != Result.INVALID_ARGUMENT.code()) {
-                    return pending;
+                    return FacadePending.forUse("ncclCommGetUniqueId", pending);
                 }
                 throw invalid("comm: " + (comm == null || comm.address() == 0 ? "NULL"
                         : "not a FlexNccl communicator"));
@@ -54,12 +54,12 @@ final class FacadeGrow {
     static int grow(Pointer comm, int nRanks, Pointer id, int rank, LongConsumer out, Pointer config,
                     FacadeCreation by) {
         try {
+            FacadeComm parent = NcclFacade.lookup(comm); // before NULL goes out: newcomm may be comm's own object
+            boolean existing = comm != null && comm.address() != 0;
             out.accept(0); // NULL until the new communicator is made, as NCCL's
             if (nRanks < 1) {
                 throw invalid("nRanks: " + nRanks + " (at least 1)");
             }
-            FacadeComm parent = NcclFacade.lookup(comm);
-            boolean existing = comm != null && comm.address() != 0;
             if (existing && parent == null) {
                 throw invalid("comm: not a FlexNccl communicator");
             }

@@ -1,5 +1,6 @@
 package io.flexlink.cuda;
 
+import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.cuda.NcclFacade.FacadeComm;
 import java.util.Map;
@@ -8,8 +9,9 @@ import org.bytedeco.javacpp.Pointer;
 
 /**
  * Facade handles whose communicator is still being made (deferred to the group's end, or created in the
- * background for {@code ncclConfig_t.blocking = 0}) or whose creation failed. Calls with such a handle
- * answer ncclInProgress, then the creation's error; {@code ncclCommGetAsyncError} reports the same. Once
+ * background for {@code ncclConfig_t.blocking = 0}) or whose creation failed. {@code ncclCommGetAsyncError}
+ * of such a handle answers ncclInProgress, then the creation's error; other calls answer ncclInvalidArgument
+ * while it is made (as NCCL's ncclCommEnsureReady), then the creation's error ({@link #forUse}). Once
  * made, the communicator is in {@link NcclFacade}'s table under the same handle and this entry is gone.
  * Only calls that miss the table look here, so the hot path never does.
  */
@@ -79,6 +81,19 @@ final class FacadePending {
     static int code(Pointer comm) {
         Entry e = comm == null ? null : PENDING.get(comm.address());
         return e == null ? Result.INVALID_ARGUMENT.code() : e.code();
+    }
+
+    /**
+     * What a call that needs the communicator answers for a handle not in the table ({@code code} from
+     * {@link #code}), as NCCL's ncclCommEnsureReady does: ncclInvalidArgument while the creation is in progress
+     * (the call is refused; ncclInProgress would say it was accepted), else {@code code}.
+     */
+    static int forUse(String call, int code) {
+        if (code != Result.IN_PROGRESS.code()) {
+            return code;
+        }
+        return NcclFacade.failed(call, new FlexLinkException(Result.INVALID_ARGUMENT, "comm: used before "
+                + "its creation returned ncclSuccess (poll ncclCommGetAsyncError until it does)"));
     }
 
     /** The creation error of a handle that is not in the table, or null. */

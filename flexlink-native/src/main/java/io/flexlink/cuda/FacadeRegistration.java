@@ -126,7 +126,7 @@ final class FacadeRegistration {
     static int unknown(String call, Pointer comm) {
         int pending = FacadePending.code(comm);
         if (pending != Result.INVALID_ARGUMENT.code()) {
-            return pending;
+            return FacadePending.forUse(call, pending);
         }
         return NcclFacade.failed(call, invalid("comm: " + (comm == null || comm.address() == 0 ? "NULL"
                 : "0x" + Long.toHexString(comm.address()) + " is no communicator (destroyed, or never made)")));

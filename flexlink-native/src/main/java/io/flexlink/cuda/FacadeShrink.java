@@ -72,8 +72,8 @@ final class FacadeShrink {
     /** One rank's ncclCommShrink; {@code out} gets NULL at once, then the child's handle. */
     static int shrink(ncclComm comm, Object list, int count, LongConsumer out, Pointer config, int flags) {
         try {
+            FacadeComm parent = NcclFacade.lookup(comm); // before NULL goes out: newcomm may be comm's own object
             out.accept(0); // NULL until the child is made, as NCCL's
-            FacadeComm parent = NcclFacade.lookup(comm);
             if (parent == null) {
                 throw invalid("comm: " + (comm == null || comm.address() == 0 ? "NULL"
                         : "not a FlexNccl communicator"));

@@ -68,8 +68,8 @@ final class FacadeSplit {
      * like ncclCommInitRankConfig's (a bad one is ncclInvalidArgument naming the field, and nothing starts).
      */
     static int split(ncclComm comm, int color, int key, LongConsumer out, Pointer config) {
+        FacadeComm parent = NcclFacade.lookup(comm); // before NULL goes out: newcomm may be comm's own object
         out.accept(0);
-        FacadeComm parent = NcclFacade.lookup(comm);
         if (parent == null) {
             return ncclInvalidArgument;
         }

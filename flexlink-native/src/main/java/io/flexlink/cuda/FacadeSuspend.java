@@ -112,7 +112,7 @@ final class FacadeSuspend {
             return NcclFacade.failed(call, invalid("comm: NULL"));
         }
         int code = FacadePending.code(comm);
-        return code != Result.INVALID_ARGUMENT.code() ? code
+        return code != Result.INVALID_ARGUMENT.code() ? FacadePending.forUse(call, code)
                 : NcclFacade.failed(call, invalid("comm: not a communicator (destroyed, or never made)"));
     }
 

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +24,8 @@ final class NumaPlacement {
     /** mbind through the javacpp-built helper; a lambda, so that its class loads only when called. */
     static final Binder NATIVE = (address, len, node) -> NumaNative.flexlink_numa_bind(address, len, node);
     private static final AtomicBoolean UNAVAILABLE_LOGGED = new AtomicBoolean();
+    /** A canonical PCI address ({@code dddd:bb:dd.f}), the only key looked up in sysfs. */
+    private static final Pattern BUS_ID = Pattern.compile("[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-9a-f]");
 
     /** Binds {@code [address, address + len)} to {@code node}: 0 or an errno. */
     @FunctionalInterface
@@ -47,14 +50,22 @@ final class NumaPlacement {
         return mode.equals("force") || (mode.equals("auto") && hostNodes > 1);
     }
 
-    /** The node of {@code device}, or 0 under {@code force} when unknown, or -1. */
-    static int nodeOf(Topology topology, int device, boolean force) {
+    /**
+     * The node of the device of {@code key} (its PCI bus id: {@link CudaBackend#deviceKey}), or 0 under
+     * {@code force} when unknown, or -1. A GPU this process does not see (another process's, under
+     * {@code CUDA_VISIBLE_DEVICES}) is looked up in {@code sysfsPciDevices} by its bus id.
+     */
+    static int nodeOf(Topology topology, Path sysfsPciDevices, String key, boolean force) {
+        int node = GpuInfo.UNKNOWN;
         for (GpuInfo g : topology.gpus()) {
-            if (g.ordinal() == device && g.numaNode() >= 0) {
-                return g.numaNode();
+            if (g.pciBusId().equals(key)) {
+                node = g.numaNode();
             }
         }
-        return force ? 0 : -1;
+        if (node < 0 && BUS_ID.matcher(key).matches()) {
+            node = NvmlTopology.numaNode(sysfsPciDevices, key);
+        }
+        return node >= 0 ? node : force ? 0 : -1;
     }
 
     /**
@@ -73,7 +84,7 @@ final class NumaPlacement {
         for (int i = 0; i < placement.regions(); i++) {
             long start = placement.start(i);
             long len = placement.end(i, bytes) - start;
-            int node = nodeOf(topology, placement.device(i), force);
+            int node = nodeOf(topology, NvmlTopology.SYSFS_PCI_DEVICES, placement.device(i), force);
             if (len <= 0 || node < 0) {
                 continue;
             }

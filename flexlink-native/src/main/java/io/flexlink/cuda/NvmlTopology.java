@@ -247,8 +247,8 @@ public final class NvmlTopology {
             if (df.length != 2) {
                 return s;
             }
-            return String.format(Locale.ROOT, domain <= 0xffff ? "%04x:%02x:%02x.%x" : "%08x:%02x:%02x.%x",
-                    domain, Integer.parseInt(bus, 16), Integer.parseInt(df[0], 16), Integer.parseInt(df[1], 16));
+            // at least four digits of domain, as Linux names its sysfs entries (a VMD domain: 10000)
+            return String.format(Locale.ROOT, "%04x:%02x:%02x.%x", domain, Integer.parseInt(bus, 16), Integer.parseInt(df[0], 16), Integer.parseInt(df[1], 16));
         } catch (NumberFormatException e) {
             return s;
         }

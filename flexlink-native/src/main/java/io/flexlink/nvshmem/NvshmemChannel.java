@@ -1,8 +1,8 @@
 package io.flexlink.nvshmem;
 
+import io.flexlink.runtime.AlternatingScratch;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RuntimeStream;
-import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Channel;
 import io.flexlink.sync.Lane;
 import io.flexlink.sync.Rows;
@@ -53,7 +53,7 @@ final class NvshmemChannel implements Channel {
     private final long recvOffset;
     private final long[] sent;
     private final long[] received;
-    private final Scratch rows;
+    private final AlternatingScratch rows;
     private long staged;
     private int previousDevice = -1;
 
@@ -73,7 +73,7 @@ final class NvshmemChannel implements Channel {
         this.recvOffset = sendOffset + slots * slotStride;
         this.sent = new long[ranks];
         this.received = new long[ranks];
-        this.rows = new Scratch(backend, device);
+        this.rows = new AlternatingScratch(backend, device);
     }
 
     private static long roundUp(long v) {
@@ -227,7 +227,7 @@ final class NvshmemChannel implements Channel {
     @Override
     public long receiveRows(Lane lane, int item, long producers, boolean pieces, long bytes) {
         long pitch = rowPitch(bytes);
-        long out = rows.ensure(Math.max(1, Long.bitCount(producers)) * pitch);
+        long out = rows.next(Math.max(1, Long.bitCount(producers)) * pitch);
         if (bytes == 0) {
             return out;
         }

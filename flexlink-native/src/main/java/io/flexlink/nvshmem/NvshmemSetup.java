@@ -39,14 +39,33 @@ final class NvshmemSetup {
 
     /** The path, or null when the ranks agreed it cannot run (logged at INFO by rank 0). */
     static StagedPath create(PathContext context) {
-        synchronized (SETUP) {
-            String[] off = new String[1];
-            StagedPath p = setUp(context, off);
-            if (p == null && context.rank() == 0) {
-                LOG.info("INIT nvshmem path off: {}", off[0]);
+        String[] off = new String[1];
+        StagedPath p = null;
+        // ranks that share a process learn it before any takes the process's setup lock: one holding it while
+        // it waits in a round for a rank of its own process would wait for a thread blocked on that lock
+        off[0] = sharedProcess(strings(context.exchange().allGather(bytes(NvshmemSession.PROCESS))));
+        if (off[0] == null) {
+            synchronized (SETUP) {
+                p = setUp(context, off);
             }
-            return p;
         }
+        if (p == null && context.rank() == 0) {
+            LOG.info("INIT nvshmem path off: {}", off[0]);
+        }
+        return p;
+    }
+
+    /** Why ranks of these processes (one id per rank) cannot be PEs, or null when each has a process of its own. */
+    static String sharedProcess(String[] processes) {
+        Map<String, Integer> first = new HashMap<>();
+        for (int r = 0; r < processes.length; r++) {
+            Integer other = first.putIfAbsent(processes[r], r);
+            if (other != null) {
+                return "ranks " + other + " and " + r + " share one process; NVSHMEM needs one PE per process"
+                        + " (one rank per process)";
+            }
+        }
+        return null;
     }
 
     private static StagedPath setUp(PathContext context, String[] off) {
@@ -94,7 +113,7 @@ final class NvshmemSetup {
             channel = new NvshmemChannel(context.backend(), ops, session, buffer, context.device(), rank, n, slots,
                     chunk, buffer.address());
             path = new StagedPath("nvshmem", context.backend(), channel, rank, n, context.device(),
-                    context.budget());
+                    context.ranksOnDevice(), context.budget());
         } catch (RuntimeException | Error e) {
             buffer.close(); // retired: freed at a later setup once every rank has retired it
             throw e;
@@ -121,18 +140,18 @@ final class NvshmemSetup {
 
     /** {@link #INIT}, {@link #REUSE}, or why the path cannot run; the same on every rank. */
     static String decide(String[] states, int n) {
-        Map<String, Integer> processes = new HashMap<>();
         String[][] f = new String[n][];
+        String[] processes = new String[n];
         for (int r = 0; r < n; r++) {
             f[r] = states[r].split("\\|", 7);
             if (!f[r][6].isEmpty()) {
                 return "rank " + r + ": " + f[r][6];
             }
-            Integer other = processes.putIfAbsent(f[r][0], r);
-            if (other != null) {
-                return "ranks " + other + " and " + r + " share one process; NVSHMEM needs one PE per process"
-                        + " (one rank per process)";
-            }
+            processes[r] = f[r][0];
+        }
+        String shared = sharedProcess(processes);
+        if (shared != null) {
+            return shared;
         }
         boolean none = true;
         boolean same = true;

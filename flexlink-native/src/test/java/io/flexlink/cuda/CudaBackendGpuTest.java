@@ -55,6 +55,14 @@ class CudaBackendGpuTest {
         assertEquals(backend.deviceCount(), backend.topology().gpuCount());
         assertTrue(backend.primaryTransport().describe().startsWith("NCCL 2."), backend.primaryTransport().describe());
         assertFalse(backend.primaryTransport().allowsSharedDevices());
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        for (int d = 0; d < backend.deviceCount(); d++) {
+            String key = backend.deviceKey(d);
+            // the bus id, as every process names this GPU whatever CUDA_VISIBLE_DEVICES makes its ordinal
+            assertTrue(key.matches("[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-9a-f]"), key);
+            assertEquals(backend.topology().gpu(d).pciBusId(), key);
+            assertTrue(keys.add(key), "device " + d + " has a key of its own: " + key);
+        }
     }
 
     @Test

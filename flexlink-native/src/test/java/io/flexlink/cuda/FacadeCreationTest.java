@@ -163,7 +163,7 @@ class FacadeCreationTest {
         assertEquals(ncclSuccess, init(comms[0], 2, id, 0, FacadeOptions.DEFAULT));
         assertEquals(ncclSuccess, init(comms[1], 2, id, 1, FacadeOptions.DEFAULT));
         assertEquals(ncclInProgress, asyncError(comms[0]), "made by the group's end");
-        assertEquals(ncclInProgress, ncclCommCount(comms[1], new int[1]));
+        assertEquals(ncclInvalidArgument, ncclCommCount(comms[1], new int[1]), "not made yet: refused, as NCCL's");
         assertEquals(ncclSuccess, ncclGroupEnd());
         int[] v = new int[1];
         for (int r = 0; r < 2; r++) {
@@ -183,11 +183,14 @@ class FacadeCreationTest {
         FacadeOptions nonBlocking = new FacadeOptions(false, "trainer-dp");
         ncclComm[] comms = {new ncclComm(), new ncclComm()};
         assertEquals(ncclInProgress, init(comms[0], 2, id, 0, nonBlocking));
-        // rank 0 cannot be made before rank 1 exists: every call with it answers ncclInProgress now
+        // rank 0 cannot be made before rank 1 exists: its async error is ncclInProgress now, and every call that
+        // needs it is refused with ncclInvalidArgument (NCCL's ncclCommEnsureReady), nothing accepted or dropped
         assertEquals(ncclInProgress, asyncError(comms[0]));
-        assertEquals(ncclInProgress, ncclAllReduce(null, null, 1, ncclInt32, ncclSum, comms[0], null));
-        assertEquals(ncclInProgress, ncclBcast(null, 1, ncclInt32, 0, comms[0], null));
-        assertEquals(ncclInProgress, ncclCommUserRank(comms[0], new int[1]));
+        assertEquals(ncclInvalidArgument, ncclAllReduce(null, null, 1, ncclInt32, ncclSum, comms[0], null));
+        assertTrue(ncclGetLastError(null).getString().contains("used before its creation returned ncclSuccess"),
+                ncclGetLastError(null).getString());
+        assertEquals(ncclInvalidArgument, ncclBcast(null, 1, ncclInt32, 0, comms[0], null));
+        assertEquals(ncclInvalidArgument, ncclCommUserRank(comms[0], new int[1]));
         assertEquals(ncclInProgress, init(comms[1], 2, id, 1, nonBlocking));
         for (ncclComm c : comms) {
             assertEquals(ncclSuccess, pollUntilDone(c));

@@ -99,9 +99,14 @@ class FacadeEndsTest extends FacadeHostRanks {
         }
         assertEquals(ncclInvalidArgument, ncclCommFinalize(h[0]), "the second is refused at the call");
         assertEquals(ncclInProgress, asyncError(h[0]), "recorded, not run: NCCL defers it to the group's end");
+        int[] v = {-1};
+        assertEquals(ncclInvalidArgument, ncclCommCount(h[0], v), "a query answers the async error first, as NCCL's");
+        assertEquals(-1, v[0]);
         assertEquals(ncclSuccess, ncclGroupEnd());
         for (ncclComm c : h) {
             assertEquals(ncclSuccess, asyncError(c));
+            assertEquals(ncclSuccess, ncclCommCount(c, v), "finalized: its count is still there");
+            assertEquals(2, v[0]);
             collectiveRefused(c, ncclInvalidUsage, "finalized");
         }
         destroy(h);

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 /**
  * ncclCommSplit through the facade without a GPU: host-backend communicators registered as facade handles,
  * split by one thread inside a group (the splits run at ncclGroupEnd, as NCCL's), both output kinds, NULL for
- * NCCL_SPLIT_NOCOLOR, and NCCL's codes for bad arguments.
+ * NCCL_SPLIT_NOCOLOR, the child into the parent's own object, and NCCL's codes for bad arguments.
  */
 class FacadeSplitTest {
     private static final FlexLinkConfig CONFIG = FlexLinkConfig.builder().set(FlexLinkConfig.HOST_DEVICES, "4")
@@ -105,6 +105,25 @@ class FacadeSplitTest {
                 assertEquals(ncclSuccess, ncclCommDestroy(kids[r]));
             }
             slots.close();
+        }
+    }
+
+    /**
+     * C passes {@code comm} by value, so {@code ncclCommSplit(c, color, key, &c, NULL)} splits c and puts the
+     * child into the same variable; here the same {@code ncclComm} object is both arguments.
+     */
+    @Test
+    void theChildMayGoIntoTheParentsOwnObject() {
+        try (HostBackend backend = new HostBackend(CONFIG)) {
+            ncclComm c = handle(FlexLink.initAll(backend, CONFIG, 0)[0]);
+            ncclComm parent = new ncclComm();
+            NcclFacade.setAddress(parent, c.address());
+            assertEquals(ncclSuccess, ncclCommSplit(c, 0, 0, c, null));
+            assertNotEquals(parent.address(), c.address(), "c holds the child now");
+            assertEquals(1, query(0, c));
+            assertEquals(1, query(0, parent), "the parent is still there");
+            assertEquals(ncclSuccess, ncclCommDestroy(c));
+            assertEquals(ncclSuccess, ncclCommDestroy(parent));
         }
     }
 

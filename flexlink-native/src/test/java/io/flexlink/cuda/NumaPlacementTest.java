@@ -37,9 +37,28 @@ class NumaPlacementTest {
         assertTrue(NumaPlacement.wanted("force", 1));
         Topology t = new Topology("cuda", "test", List.of(new GpuInfo(0, "GPU", "0000:00:06.0", 5, 16, 1, 0, 1L << 30),
                 new GpuInfo(1, "GPU", "0000:00:07.0", 5, 16, -1, 0, 1L << 30)));
-        assertEquals(1, NumaPlacement.nodeOf(t, 0, false));
-        assertEquals(-1, NumaPlacement.nodeOf(t, 1, false));
-        assertEquals(0, NumaPlacement.nodeOf(t, 1, true));
+        Path none = Path.of("/nonexistent-sysfs");
+        assertEquals(1, NumaPlacement.nodeOf(t, none, "0000:00:06.0", false));
+        assertEquals(-1, NumaPlacement.nodeOf(t, none, "0000:00:07.0", false));
+        assertEquals(0, NumaPlacement.nodeOf(t, none, "0000:00:07.0", true));
+    }
+
+    /**
+     * A region serving another process's GPU (one this process does not see, under CUDA_VISIBLE_DEVICES) goes
+     * to the node sysfs gives for its bus id; a key that is no bus id is never looked up.
+     */
+    @Test
+    void aGpuOfAnotherProcessIsPlacedByItsBusId(@TempDir Path sysfs) throws Exception {
+        Topology mine = new Topology("cuda", "test",
+                List.of(new GpuInfo(0, "GPU", "0000:18:00.0", 5, 16, 0, 0, 1L << 30)));
+        Files.createDirectories(sysfs.resolve("0000:ba:00.0"));
+        Files.writeString(sysfs.resolve("0000:ba:00.0").resolve("numa_node"), "1\n");
+        Files.createDirectories(sysfs.resolve("cuda:1"));
+        Files.writeString(sysfs.resolve("cuda:1").resolve("numa_node"), "1\n");
+        assertEquals(0, NumaPlacement.nodeOf(mine, sysfs, "0000:18:00.0", false));
+        assertEquals(1, NumaPlacement.nodeOf(mine, sysfs, "0000:ba:00.0", false), "another process's GPU");
+        assertEquals(-1, NumaPlacement.nodeOf(mine, sysfs, "cuda:1", false), "an ordinal's key is not a bus id");
+        assertEquals(-1, NumaPlacement.nodeOf(mine, sysfs, "0000:cc:00.0", false), "no such device");
     }
 
     @Test
@@ -49,7 +68,7 @@ class NumaPlacementTest {
         try (ShmSegment seg = ShmSegment.create(dir, bytes)) {
             assertEquals(0, NumaNative.flexlink_numa_bind(seg.address(), 4096, 0));
             Topology t = new Topology("cuda", "test", List.of(new GpuInfo(0, "GPU", "x", 5, 16, 0, 0, 1L << 30)));
-            MemoryPlacement p = new MemoryPlacement(new long[] {0, 4096, 8192}, new int[] {0, 0, 0});
+            MemoryPlacement p = new MemoryPlacement(new long[] {0, 4096, 8192}, new String[] {"x", "x", "x"});
             assertEquals(3, NumaPlacement.bind(seg.address(), seg.mappedBytes(), p, t, false));
             assertTrue(NumaNative.flexlink_numa_bind(seg.address(), 4096, 100_000) != 0, "a node that cannot exist");
         }
@@ -58,7 +77,7 @@ class NumaPlacementTest {
     @Test
     void aHelperThatCannotLoadLeavesTheMemoryUnboundWithoutThrowing() {
         Topology t = new Topology("cuda", "test", List.of(new GpuInfo(0, "GPU", "x", 5, 16, 0, 0, 1L << 30)));
-        MemoryPlacement p = new MemoryPlacement(new long[] {0, 4096}, new int[] {0, 0});
+        MemoryPlacement p = new MemoryPlacement(new long[] {0, 4096}, new String[] {"x", "x"});
         int[] calls = new int[1];
         NumaPlacement.Binder missing = (address, len, node) -> {
             calls[0]++;
@@ -73,7 +92,7 @@ class NumaPlacementTest {
     void placedStagingThatCannotBePinnedLeavesNoFile(@TempDir Path dir) throws Exception {
         assumeFalse(CudaLibraries.available(), "CUDA is available here: the registration would succeed");
         Topology t = new Topology("cuda", "test", List.of(new GpuInfo(0, "GPU", "x", 5, 16, 0, 0, 1L << 30)));
-        MemoryPlacement p = new MemoryPlacement(new long[] {0}, new int[] {0});
+        MemoryPlacement p = new MemoryPlacement(new long[] {0}, new String[] {"x"});
         PinnedAllocator allocator = new PinnedAllocator(null);
         assertThrows(Throwable.class, () -> allocator.createPlaced(2 * 4096, dir, p, t, true));
         try (Stream<Path> left = Files.list(dir)) {

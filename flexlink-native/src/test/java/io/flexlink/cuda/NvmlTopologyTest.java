@@ -24,7 +24,7 @@ class NvmlTopologyTest {
         assertEquals("0000:3b:00.0", NvmlTopology.normalizeBusId(" 00000000:3B:00.0 "));
         assertEquals("0000:3b:00.0", NvmlTopology.normalizeBusId("3B:00.0"));
         assertEquals("0001:c1:1f.7", NvmlTopology.normalizeBusId("00000001:C1:1F.7"));
-        assertEquals("00010000:01:00.0", NvmlTopology.normalizeBusId("00010000:01:00.0"));
+        assertEquals("10000:01:00.0", NvmlTopology.normalizeBusId("00010000:01:00.0"));
         assertEquals("garbage", NvmlTopology.normalizeBusId("GARBAGE"));
         assertEquals("zz:yy:00.0", NvmlTopology.normalizeBusId("zz:yy:00.0"));
     }

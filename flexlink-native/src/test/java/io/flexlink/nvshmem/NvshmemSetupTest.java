@@ -3,8 +3,23 @@ package io.flexlink.nvshmem;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flexlink.UniqueId;
+import io.flexlink.bootstrap.InProcessRendezvous;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.path.PathContext;
+import io.flexlink.path.StagedPath;
+import io.flexlink.runtime.RankDevices;
+import io.flexlink.runtime.RankExchange;
+import io.flexlink.runtime.host.HostBackend;
+import io.flexlink.sync.EnqueueBudget;
 import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The collective decisions of {@link NvshmemSetup}, which every rank must reach alike. */
@@ -25,6 +40,40 @@ class NvshmemSetupTest {
     void ranksSharingAProcessAreRefused() {
         String d = NvshmemSetup.decide(new String[] {state("a", NONE, 0), state("b", NONE, 0), state("a", NONE, 1)}, 3);
         assertTrue(d.contains("ranks 0 and 2 share one process"), d);
+        assertEquals(d, NvshmemSetup.sharedProcess(new String[] {"a", "b", "a"}));
+        assertEquals(null, NvshmemSetup.sharedProcess(new String[] {"a", "b", "c"}));
+    }
+
+    /**
+     * Two ranks that are threads of one process (a TCP id joined by threads, as the facade's ncclGetUniqueId
+     * allows): both learn it in the first round and go without the path, neither holding the process's setup
+     * lock while it waits for the other (which hung both until the exchange's timeout).
+     */
+    @Test
+    void ranksThatAreThreadsOfOneProcessTurnThePathOffWithoutWaiting() throws Exception {
+        FlexLinkConfig config = FlexLinkConfig.builder().build();
+        String token = UniqueId.random().token();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (HostBackend backend = new HostBackend(config)) {
+            List<Future<StagedPath>> paths = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                int rank = r;
+                paths.add(pool.submit(() -> {
+                    RankExchange ex = InProcessRendezvous.join(token, 2, rank, Duration.ofSeconds(60));
+                    return NvshmemSetup.create(new PathContext(backend, config, ex,
+                            (purpose, bytes, placement, init) -> {
+                                throw new AssertionError("no memory is made");
+                            }, rank, RankDevices.of(backend, new int[] {0, 0}), EnqueueBudget.ONE_RANK_PER_THREAD));
+                }));
+            }
+            for (Future<StagedPath> p : paths) {
+                assertEquals(null, p.get(20, TimeUnit.SECONDS), "no path: one process");
+            }
+        } finally {
+            pool.shutdownNow();
+            InProcessRendezvous.leave(token);
+            InProcessRendezvous.leave(token);
+        }
     }
 
     @Test

@@ -15,6 +15,7 @@ import io.flexlink.comm.FlexCommunicator;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.path.PathContext;
 import io.flexlink.path.PathProvider;
+import io.flexlink.runtime.RankDevices;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.sync.EnqueueBudget;
 import io.flexlink.testing.CollectiveHarness;
@@ -81,7 +82,7 @@ class NvshmemUnavailableTest {
             String reason = new NvshmemPathProvider().unavailableReason(
                     new PathContext(backend, config, mine -> new byte[][] {mine}, (purpose, bytes, placement, init) -> {
                         throw new AssertionError("no memory is made to say why not");
-                    }, 0, new int[] {0}, EnqueueBudget.ONE_RANK_PER_THREAD));
+                    }, 0, RankDevices.of(backend, new int[] {0}), EnqueueBudget.ONE_RANK_PER_THREAD));
             assertNotNull(reason);
             assertFalse(reason.contains("\n"), "one line: " + reason);
             assertTrue(reason.contains("cuda backend"), reason);

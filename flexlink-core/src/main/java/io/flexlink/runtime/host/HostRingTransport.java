@@ -1,11 +1,11 @@
 package io.flexlink.runtime.host;
 
 import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.AlternatingScratch;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.PrimaryComm;
 import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RankExchange;
-import io.flexlink.runtime.Scratch;
 import io.flexlink.sync.Staging;
 import io.flexlink.sync.StagingLayout;
 import java.nio.charset.StandardCharsets;
@@ -20,9 +20,10 @@ final class HostRingTransport implements PrimaryTransport {
         this.config = config;
     }
 
+    /** With its staging geometry, which comes from the backend's settings: ranks compare it at creation. */
     @Override
     public String describe() {
-        return "host ring";
+        return "host ring (" + config.chunkBytes() + " B x " + config.slots() + " slots)";
     }
 
     @Override
@@ -58,8 +59,7 @@ final class HostRingTransport implements PrimaryTransport {
             throw e;
         }
         backend.sharedMapped(mem);
-        return new HostRingComm(backend, new Staging(layout, mem, rank, new Scratch(backend, device)), rank, size,
-                device);
+        return new HostRingComm(backend, staging(layout, mem, rank, device), rank, size, device);
     }
 
     @Override
@@ -74,8 +74,7 @@ final class HostRingTransport implements PrimaryTransport {
             for (int r = 0; r < n; r++) {
                 PinnedMemory mem = r == 0 ? first : backend.openShared(first.name(), layout.totalBytes());
                 try {
-                    comms[r] = new HostRingComm(backend, new Staging(layout, mem, r, new Scratch(backend, devices[r])), r,
-                            n, devices[r]);
+                    comms[r] = new HostRingComm(backend, staging(layout, mem, r, devices[r]), r, n, devices[r]);
                 } catch (RuntimeException | Error e) {
                     mem.close(); // this rank's reference, not yet owned by a ring
                     throw e;
@@ -102,5 +101,9 @@ final class HostRingTransport implements PrimaryTransport {
 
     @Override
     public void groupEnd() {
+    }
+
+    private Staging staging(StagingLayout layout, PinnedMemory mem, int rank, int device) {
+        return new Staging(layout, mem, rank, new AlternatingScratch(backend, device));
     }
 }
