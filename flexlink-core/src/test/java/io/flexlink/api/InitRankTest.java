@@ -98,10 +98,7 @@ class InitRankTest {
             io.flexlink.runtime.Backend tuned = new io.flexlink.runtime.ForwardingBackend(backend) {
                 @Override
                 public io.flexlink.runtime.PrimaryTransport primaryTransport() {
-                    return (io.flexlink.runtime.PrimaryTransport) java.lang.reflect.Proxy.newProxyInstance(
-                            getClass().getClassLoader(), new Class<?>[] {io.flexlink.runtime.PrimaryTransport.class},
-                            (proxy, m, args) -> m.getName().equals("describe") ? "host ring (tuned)"
-                                    : m.invoke(real, args));
+                    return io.flexlink.testing.TransportAnswers.answering(real, "describe", "host ring (tuned)");
                 }
 
                 @Override

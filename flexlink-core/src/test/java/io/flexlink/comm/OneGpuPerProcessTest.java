@@ -17,8 +17,7 @@ import io.flexlink.runtime.RankDevices;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.CollectiveHarness;
 import io.flexlink.testing.Paths;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
+import io.flexlink.testing.TransportAnswers;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -87,18 +86,7 @@ class OneGpuPerProcessTest {
 
         @Override
         public PrimaryTransport primaryTransport() {
-            PrimaryTransport t = delegate().primaryTransport();
-            return (PrimaryTransport) Proxy.newProxyInstance(getClass().getClassLoader(),
-                    new Class<?>[] {PrimaryTransport.class}, (p, m, args) -> {
-                        if (m.getName().equals("allowsSharedDevices")) {
-                            return false;
-                        }
-                        try {
-                            return m.invoke(t, args);
-                        } catch (InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                    });
+            return TransportAnswers.answering(delegate().primaryTransport(), "allowsSharedDevices", false);
         }
 
         @Override
