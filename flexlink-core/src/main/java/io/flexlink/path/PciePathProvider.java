@@ -37,7 +37,8 @@ public final class PciePathProvider implements PathProvider {
         PinnedMemory memory = context.shared().create("pcie", layout.totalBytes(), new MemoryPlacement(starts, near),
                 layout::initialize);
         Staging staging = new Staging(layout, memory, context.rank(),
-                new AlternatingScratch(context.backend(), context.device()));
+                new AlternatingScratch(context.backend(), context.device(),
+                        StagedPath.localStream(context.ranksOnDevice())));
         return new StagedPath("pcie", context.backend(), staging, context.rank(), n, context.device(),
                 context.ranksOnDevice(), context.budget());
     }

@@ -29,6 +29,14 @@ public final class StagedPath implements Path {
      */
     static final int LOCAL_STREAM_RANKS_PER_DEVICE = 2;
 
+    /**
+     * Whether a path of a rank whose device {@code ranksOnDevice} ranks share gets a local stream: its channel's
+     * rows are then read on another stream than the one that fills them, and alternate between two sets.
+     */
+    public static boolean localStream(int ranksOnDevice) {
+        return ranksOnDevice <= LOCAL_STREAM_RANKS_PER_DEVICE;
+    }
+
     private final String name;
     private final Channel channel;
     /** Send, receive and (where it has one) local, in that order. */
@@ -46,7 +54,7 @@ public final class StagedPath implements Path {
                       int ranksOnDevice, EnqueueBudget budget) {
         this.name = name;
         this.channel = channel;
-        String[] roles = ranksOnDevice <= LOCAL_STREAM_RANKS_PER_DEVICE
+        String[] roles = localStream(ranksOnDevice)
                 ? new String[] {".send.r", ".recv.r", ".local.r"} : new String[] {".send.r", ".recv.r"};
         RuntimeStream[] made = new RuntimeStream[roles.length];
         StagedAlgorithms a;

@@ -111,7 +111,7 @@ final class NvshmemSetup {
         try {
             NvshmemOps ops = new NativeNvshmemOps();
             channel = new NvshmemChannel(context.backend(), ops, session, buffer, context.device(), rank, n, slots,
-                    chunk, buffer.address());
+                    chunk, buffer.address(), StagedPath.localStream(context.ranksOnDevice()));
             path = new StagedPath("nvshmem", context.backend(), channel, rank, n, context.device(),
                     context.ranksOnDevice(), context.budget());
         } catch (RuntimeException | Error e) {
