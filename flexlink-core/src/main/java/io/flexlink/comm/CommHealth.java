@@ -27,8 +27,9 @@ final class CommHealth {
      * A call's check asks the streams themselves (on CUDA a {@code cudaStreamQuery}) at most this often; the
      * checks in between read only what the streams already know (a rejected launch at once). A fault of finished
      * work may so wait this long for a call to find it; {@code getAsyncError} and the watchdog ask at once. A
-     * query costs microseconds on a busy GPU (3.6 µs among eight ranks), four of them per split call at 1 ms,
-     * and one clock read per check instead of one per stream spares a small call tens of nanoseconds.
+     * query costs microseconds on a busy GPU (3.6 to 4.4 µs among eight ranks), so only one stream of each fault
+     * domain is asked (on CUDA one per device, not each of the paths' and the caller's), and one clock read per
+     * check instead of one per stream spares a small call tens of nanoseconds.
      */
     static final long POLL_NANOS = 10_000_000;
 
@@ -42,6 +43,15 @@ final class CommHealth {
     private boolean primaryTold;
     /** Set (under the lock) once release began: the paths may be gone. */
     private boolean torn;
+
+    /** Every auxiliary path's streams, path by path, and the path each belongs to. */
+    private final RuntimeStream[] streams;
+    private final Path[] owners;
+    /**
+     * Per stream: whether a poll asks it, true for the first of its fault domain only (on CUDA one query per device
+     * finds what any of its streams would).
+     */
+    private final boolean[] asked;
 
     private final Runnable tellPeers;
     private final LongSupplier clock;
@@ -58,6 +68,32 @@ final class CommHealth {
         this.primary = primary;
         this.aux = aux;
         this.lock = lock;
+        int n = 0;
+        for (Path p : aux) {
+            n += p.streams().length;
+        }
+        this.streams = new RuntimeStream[n];
+        this.owners = new Path[n];
+        this.asked = new boolean[n];
+        int i = 0;
+        for (Path p : aux) {
+            for (RuntimeStream s : p.streams()) {
+                streams[i] = s;
+                owners[i] = p;
+                asked[i] = !askedInDomain(s.faultDomain(), i);
+                i++;
+            }
+        }
+    }
+
+    /** Whether one of the first {@code end} streams that a poll asks is of {@code domain}. */
+    private boolean askedInDomain(Object domain, int end) {
+        for (int j = 0; j < end; j++) {
+            if (asked[j] && streams[j].faultDomain().equals(domain)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The first asynchronous error, or null; never blocks. */
@@ -133,19 +169,22 @@ final class CommHealth {
         return streamFailure(true);
     }
 
-    /** The first failed stream's failure: asked of each stream ({@code ask}), or only what each already knows. */
+    /**
+     * The first failed stream's failure: asked of one stream per fault domain ({@code ask}), or only what each
+     * already knows.
+     */
     private FlexLinkException streamFailure(boolean ask) {
-        for (Path p : aux) {
-            for (RuntimeStream s : p.streams()) {
-                FlexLinkException f = ask ? s.failure() : s.knownFailure();
-                if (f != null) {
-                    return new FlexLinkException(f.result(), p.name() + " stream " + s.label() + " failed: "
-                            + f.detail(), f);
-                }
+        for (int i = 0; i < streams.length; i++) {
+            RuntimeStream s = streams[i];
+            FlexLinkException f = ask && asked[i] ? s.failure() : s.knownFailure();
+            if (f != null) {
+                return new FlexLinkException(f.result(), owners[i].name() + " stream " + s.label() + " failed: "
+                        + f.detail(), f);
             }
         }
         RuntimeStream s = lastStream;
-        FlexLinkException f = s == null ? null : ask ? s.failure() : s.knownFailure();
+        FlexLinkException f = s == null ? null
+                : ask && !askedInDomain(s.faultDomain(), streams.length) ? s.failure() : s.knownFailure();
         return f == null ? null : new FlexLinkException(f.result(), "the caller's stream " + s.label()
                 + " failed: " + f.detail(), f);
     }
