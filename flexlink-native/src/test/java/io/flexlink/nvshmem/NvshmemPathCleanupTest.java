@@ -48,7 +48,7 @@ class NvshmemPathCleanupTest {
                         heap.deviceAddress(), true);
                 FlexLinkException failure = new FlexLinkException(Result.SYSTEM_ERROR, "createEvent: test");
                 FlexLinkException thrown = assertThrows(FlexLinkException.class, () -> new StagedPath("nvshmem",
-                        failingEvents(host, failure), channel, 0, 1, 0, 1, EnqueueBudget.ONE_RANK_PER_THREAD));
+                        failingEvents(host, failure), channel, 0, 1, 0, true, EnqueueBudget.ONE_RANK_PER_THREAD));
                 assertSame(failure, thrown);
                 assertEquals(streams, host.liveStreams(), "streams left open");
                 assertEquals(bytes, host.liveBytes(), "pinned memory left allocated");
