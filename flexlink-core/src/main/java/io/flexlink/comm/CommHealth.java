@@ -4,6 +4,8 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.path.Path;
 import io.flexlink.runtime.RuntimeStream;
+import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
@@ -47,11 +49,15 @@ final class CommHealth {
     /** Every auxiliary path's streams, path by path, and the path each belongs to. */
     private final RuntimeStream[] streams;
     private final Path[] owners;
+    /** Every fault domain of those streams, once each, and the index of each stream's domain among them. */
+    private final Object[] domains;
+    private final int[] domainOf;
     /**
-     * Per stream: whether a poll asks it, true for the first of its fault domain only (on CUDA one query per device
-     * finds what any of its streams would).
+     * Per domain, during one poll (under the lock): whether one of its streams answered a query. On CUDA one query
+     * per device finds what any of its streams would; a stream being captured answers none (a query would
+     * invalidate the graph), so the next stream of its domain is asked instead.
      */
-    private final boolean[] asked;
+    private final boolean[] answered;
 
     private final Runnable tellPeers;
     private final LongSupplier clock;
@@ -74,26 +80,34 @@ final class CommHealth {
         }
         this.streams = new RuntimeStream[n];
         this.owners = new Path[n];
-        this.asked = new boolean[n];
+        this.domainOf = new int[n];
+        Object[] found = new Object[n];
+        int distinct = 0;
         int i = 0;
         for (Path p : aux) {
             for (RuntimeStream s : p.streams()) {
                 streams[i] = s;
                 owners[i] = p;
-                asked[i] = !askedInDomain(s.faultDomain(), i);
-                i++;
+                Object d = s.faultDomain();
+                int k = indexOf(found, distinct, d);
+                if (k < 0) {
+                    k = distinct;
+                    found[distinct++] = d;
+                }
+                domainOf[i++] = k;
             }
         }
+        this.domains = Arrays.copyOf(found, distinct);
+        this.answered = new boolean[distinct];
     }
 
-    /** Whether one of the first {@code end} streams that a poll asks is of {@code domain}. */
-    private boolean askedInDomain(Object domain, int end) {
-        for (int j = 0; j < end; j++) {
-            if (asked[j] && streams[j].faultDomain().equals(domain)) {
-                return true;
+    private static int indexOf(Object[] domains, int count, Object domain) {
+        for (int k = 0; k < count; k++) {
+            if (Objects.equals(domains[k], domain)) {
+                return k;
             }
         }
-        return false;
+        return -1;
     }
 
     /** The first asynchronous error, or null; never blocks. */
@@ -174,19 +188,33 @@ final class CommHealth {
      * already knows.
      */
     private FlexLinkException streamFailure(boolean ask) {
+        if (ask) {
+            Arrays.fill(answered, false);
+        }
         for (int i = 0; i < streams.length; i++) {
             RuntimeStream s = streams[i];
-            FlexLinkException f = ask && asked[i] ? s.failure() : s.knownFailure();
+            FlexLinkException f;
+            if (ask && !answered[domainOf[i]] && !s.isCapturing()) {
+                answered[domainOf[i]] = true;
+                f = s.failure();
+            } else {
+                f = s.knownFailure();
+            }
             if (f != null) {
                 return new FlexLinkException(f.result(), owners[i].name() + " stream " + s.label() + " failed: "
                         + f.detail(), f);
             }
         }
         RuntimeStream s = lastStream;
-        FlexLinkException f = s == null ? null
-                : ask && !askedInDomain(s.faultDomain(), streams.length) ? s.failure() : s.knownFailure();
+        FlexLinkException f = s == null ? null : ask && !answeredFor(s) ? s.failure() : s.knownFailure();
         return f == null ? null : new FlexLinkException(f.result(), "the caller's stream " + s.label()
                 + " failed: " + f.detail(), f);
+    }
+
+    /** Whether a stream of {@code s}'s fault domain answered a query in this poll. */
+    private boolean answeredFor(RuntimeStream s) {
+        int k = indexOf(domains, domains.length, s.faultDomain());
+        return k >= 0 && answered[k];
     }
 
     /**

@@ -28,6 +28,8 @@ class CommHealthTest {
     private final FlexLinkException[] known = new FlexLinkException[2];
     /** Each stream's fault domain: distinct unless a test shares them. */
     private final Object[] domains = {"device 0", "device 1"};
+    /** Whether each stream is being captured (it then answers no query). */
+    private final boolean[] capturing = new boolean[2];
     private CommHealth health;
     private int aborts;
 
@@ -99,6 +101,32 @@ class CommHealthTest {
     }
 
     @Test
+    void aStreamBeingCapturedLeavesTheQueryToTheNextOfItsDomain() {
+        domains[1] = domains[0];
+        create();
+        int[] callerAsked = new int[1];
+        health.used(caller(domains[0], callerAsked));
+        capturing[0] = true;
+        found[1] = new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "illegal address");
+        assertSame(found[1], health.poll().getCause(), "the second stream answered for the device");
+        assertEquals(0, calls[0][0], "the captured stream is not asked");
+        assertEquals(1, calls[1][0]);
+    }
+
+    @Test
+    void whenEveryPathStreamIsCapturedTheCallersStreamIsAsked() {
+        domains[1] = domains[0];
+        create();
+        int[] callerAsked = new int[1];
+        health.used(caller(domains[0], callerAsked));
+        capturing[0] = true;
+        capturing[1] = true;
+        assertNull(health.poll());
+        assertEquals(0, calls[0][0] + calls[1][0]);
+        assertEquals(1, callerAsked[0]);
+    }
+
+    @Test
     void aCallersStreamOfAnotherDomainIsAsked() {
         int[] callerAsked = new int[1];
         health.used(caller("device 7", callerAsked));
@@ -118,6 +146,8 @@ class CommHealthTest {
                             return null;
                         case "faultDomain":
                             return domain;
+                        case "isCapturing":
+                            return false;
                         case "label":
                             return "caller";
                         default:
@@ -145,6 +175,8 @@ class CommHealthTest {
                             return known[s];
                         case "faultDomain":
                             return domains[s];
+                        case "isCapturing":
+                            return capturing[s];
                         case "label":
                             return "lane" + s;
                         default:

@@ -117,13 +117,17 @@ public final class CudaBackend implements Backend {
         return streamQueues;
     }
 
-    /** What CUDA makes of {@code CUDA_DEVICE_MAX_CONNECTIONS} ({@code setting}, null if unset): 1 to 32, else 8. */
+    /**
+     * What CUDA makes of {@code CUDA_DEVICE_MAX_CONNECTIONS} ({@code setting}, null if unset): 1 to 32 as set (the
+     * range CUDA documents), else its default of 8, which counts fewer queues than any setting out of range may
+     * give, so the local stream errs towards absent.
+     */
     static int hardwareQueues(String setting) {
         if (setting != null) {
             try {
                 int n = Integer.parseInt(setting.trim());
-                if (n >= 1) {
-                    return Math.min(n, 32);
+                if (n >= 1 && n <= 32) {
+                    return n;
                 }
             } catch (NumberFormatException e) {
                 // CUDA falls back to its default too
