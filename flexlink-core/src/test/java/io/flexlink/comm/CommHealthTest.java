@@ -85,10 +85,7 @@ class CommHealthTest {
 
     @Test
     void streamsOfOneFaultDomainAreAskedOnceAPoll() {
-        domains[1] = domains[0];
-        create();
-        int[] callerAsked = new int[1];
-        health.used(caller(domains[0], callerAsked));
+        int[] callerAsked = oneDeviceWithTheCaller();
         assertNull(health.poll());
         assertEquals(1, calls[0][0], "the domain's first stream is asked");
         assertEquals(0, calls[1][0], "the second stream of its domain is not");
@@ -102,23 +99,19 @@ class CommHealthTest {
 
     @Test
     void aStreamBeingCapturedLeavesTheQueryToTheNextOfItsDomain() {
-        domains[1] = domains[0];
-        create();
-        int[] callerAsked = new int[1];
-        health.used(caller(domains[0], callerAsked));
+        int[] callerAsked = oneDeviceWithTheCaller();
         capturing[0] = true;
+        assertNull(health.poll());
+        assertEquals(0, calls[0][0], "the captured stream is not asked");
+        assertEquals(1, calls[1][0], "the next stream of its device is");
+        assertEquals(0, callerAsked[0], "the device answered already");
         found[1] = new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "illegal address");
         assertSame(found[1], health.poll().getCause(), "the second stream answered for the device");
-        assertEquals(0, calls[0][0], "the captured stream is not asked");
-        assertEquals(1, calls[1][0]);
     }
 
     @Test
     void whenEveryPathStreamIsCapturedTheCallersStreamIsAsked() {
-        domains[1] = domains[0];
-        create();
-        int[] callerAsked = new int[1];
-        health.used(caller(domains[0], callerAsked));
+        int[] callerAsked = oneDeviceWithTheCaller();
         capturing[0] = true;
         capturing[1] = true;
         assertNull(health.poll());
@@ -133,6 +126,15 @@ class CommHealthTest {
         assertNull(health.poll());
         assertEquals(1, callerAsked[0]);
         assertCalls(1, 0);
+    }
+
+    /** Both path streams and the caller's in one fault domain; how often the caller's stream is asked. */
+    private int[] oneDeviceWithTheCaller() {
+        domains[1] = domains[0];
+        create();
+        int[] callerAsked = new int[1];
+        health.used(caller(domains[0], callerAsked));
+        return callerAsked;
     }
 
     private RuntimeStream caller(Object domain, int[] asked) {
