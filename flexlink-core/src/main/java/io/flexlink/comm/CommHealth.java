@@ -4,6 +4,8 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.path.Path;
 import io.flexlink.runtime.RuntimeStream;
+import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
@@ -27,8 +29,9 @@ final class CommHealth {
      * A call's check asks the streams themselves (on CUDA a {@code cudaStreamQuery}) at most this often; the
      * checks in between read only what the streams already know (a rejected launch at once). A fault of finished
      * work may so wait this long for a call to find it; {@code getAsyncError} and the watchdog ask at once. A
-     * query costs microseconds on a busy GPU (3.6 µs among eight ranks), four of them per split call at 1 ms,
-     * and one clock read per check instead of one per stream spares a small call tens of nanoseconds.
+     * query costs microseconds on a busy GPU (3.6 to 4.4 µs among eight ranks), so only one stream of each fault
+     * domain is asked (on CUDA one per device, not each of the paths' and the caller's), and one clock read per
+     * check instead of one per stream spares a small call tens of nanoseconds.
      */
     static final long POLL_NANOS = 10_000_000;
 
@@ -42,6 +45,19 @@ final class CommHealth {
     private boolean primaryTold;
     /** Set (under the lock) once release began: the paths may be gone. */
     private boolean torn;
+
+    /** Every auxiliary path's streams, path by path, and the path each belongs to. */
+    private final RuntimeStream[] streams;
+    private final Path[] owners;
+    /** Every fault domain of those streams, once each, and the index of each stream's domain among them. */
+    private final Object[] domains;
+    private final int[] domainOf;
+    /**
+     * Per domain, during one poll (under the lock): whether one of its streams answered a query. On CUDA one query
+     * per device finds what any of its streams would; a stream being captured answers none (a query would
+     * invalidate the graph), so the next stream of its domain is asked instead.
+     */
+    private final boolean[] answered;
 
     private final Runnable tellPeers;
     private final LongSupplier clock;
@@ -58,6 +74,40 @@ final class CommHealth {
         this.primary = primary;
         this.aux = aux;
         this.lock = lock;
+        int n = 0;
+        for (Path p : aux) {
+            n += p.streams().length;
+        }
+        this.streams = new RuntimeStream[n];
+        this.owners = new Path[n];
+        this.domainOf = new int[n];
+        Object[] found = new Object[n];
+        int distinct = 0;
+        int i = 0;
+        for (Path p : aux) {
+            for (RuntimeStream s : p.streams()) {
+                streams[i] = s;
+                owners[i] = p;
+                Object d = s.faultDomain();
+                int k = indexOf(found, distinct, d);
+                if (k < 0) {
+                    k = distinct;
+                    found[distinct++] = d;
+                }
+                domainOf[i++] = k;
+            }
+        }
+        this.domains = Arrays.copyOf(found, distinct);
+        this.answered = new boolean[distinct];
+    }
+
+    private static int indexOf(Object[] domains, int count, Object domain) {
+        for (int k = 0; k < count; k++) {
+            if (Objects.equals(domains[k], domain)) {
+                return k;
+            }
+        }
+        return -1;
     }
 
     /** The first asynchronous error, or null; never blocks. */
@@ -133,21 +183,38 @@ final class CommHealth {
         return streamFailure(true);
     }
 
-    /** The first failed stream's failure: asked of each stream ({@code ask}), or only what each already knows. */
+    /**
+     * The first failed stream's failure: asked of one stream per fault domain ({@code ask}), or only what each
+     * already knows.
+     */
     private FlexLinkException streamFailure(boolean ask) {
-        for (Path p : aux) {
-            for (RuntimeStream s : p.streams()) {
-                FlexLinkException f = ask ? s.failure() : s.knownFailure();
-                if (f != null) {
-                    return new FlexLinkException(f.result(), p.name() + " stream " + s.label() + " failed: "
-                            + f.detail(), f);
-                }
+        if (ask) {
+            Arrays.fill(answered, false);
+        }
+        for (int i = 0; i < streams.length; i++) {
+            RuntimeStream s = streams[i];
+            FlexLinkException f;
+            if (ask && !answered[domainOf[i]] && !s.isCapturing()) {
+                answered[domainOf[i]] = true;
+                f = s.failure();
+            } else {
+                f = s.knownFailure();
+            }
+            if (f != null) {
+                return new FlexLinkException(f.result(), owners[i].name() + " stream " + s.label() + " failed: "
+                        + f.detail(), f);
             }
         }
         RuntimeStream s = lastStream;
-        FlexLinkException f = s == null ? null : ask ? s.failure() : s.knownFailure();
+        FlexLinkException f = s == null ? null : ask && !answeredFor(s) ? s.failure() : s.knownFailure();
         return f == null ? null : new FlexLinkException(f.result(), "the caller's stream " + s.label()
                 + " failed: " + f.detail(), f);
+    }
+
+    /** Whether a stream of {@code s}'s fault domain answered a query in this poll. */
+    private boolean answeredFor(RuntimeStream s) {
+        int k = indexOf(domains, domains.length, s.faultDomain());
+        return k >= 0 && answered[k];
     }
 
     /**

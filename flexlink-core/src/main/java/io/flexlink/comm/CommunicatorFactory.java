@@ -35,7 +35,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.function.Consumer;
@@ -185,16 +184,8 @@ public final class CommunicatorFactory {
         // every rank must split identically, and the primary's ranks agree on how it is made (NCCL works its
         // channels out from each rank's own config): refuse ranks configured differently
         // the version too: builds may cut calls, tune or lay out the board differently
-        String digest = digest(config) + " staging=" + StagingLayout.FORMAT + " version=" + Version.VERSION
-                + " primary=" + backend.primaryTransport().describe();
-        byte[][] digests = exchange.allGather(digest.getBytes(StandardCharsets.UTF_8));
-        for (int r = 0; r < nranks; r++) {
-            if (!Arrays.equals(digests[r], digests[0])) {
-                throw new FlexLinkException(Result.INVALID_USAGE, "configuration: rank " + r + " has "
-                        + new String(digests[r], StandardCharsets.UTF_8) + " but rank 0 has "
-                        + new String(digests[0], StandardCharsets.UTF_8) + "; every rank must split identically");
-            }
-        }
+        exchange.requireAlike(digest(config) + " staging=" + StagingLayout.FORMAT + " version=" + Version.VERSION
+                + " primary=" + backend.primaryTransport().describe(), "every rank must split identically");
         RankDevices devices = RankDevices.exchange(exchange, backend, device);
         PrimaryTransport transport = backend.primaryTransport();
         boolean primaryOn = primaryOn(config, transport, devices);

@@ -94,18 +94,10 @@ public final class Hierarchy {
      * the rails: how they are made depends on the backend (a node whose CUDA failed to load falls back to the host
      * backend under {@code auto}, and would run other creation rounds than its peers).
      */
-    private static void agreeAcrossNodes(Backend backend, FlexLinkConfig config, RankExchange parent, int rank) {
-        String mine = "backend=" + backend.name() + " version=" + io.flexlink.Version.VERSION + " hier.pieceBytes="
-                + config.get(FlexLinkConfig.HIER_PIECE_BYTES) + " chunk=" + config.chunkBytes();
-        byte[][] all = parent.allGather(mine.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        for (int r = 0; r < all.length; r++) {
-            String theirs = new String(all[r], java.nio.charset.StandardCharsets.UTF_8);
-            if (!theirs.equals(mine)) {
-                throw new FlexLinkException(Result.INVALID_USAGE, "configuration: rank " + r + " has " + theirs
-                        + " but rank " + rank + " has " + mine + "; every rank of every node must run the same "
-                        + "backend and build and cut its calls alike");
-            }
-        }
+    private static void agreeAcrossNodes(Backend backend, FlexLinkConfig config, RankExchange parent) {
+        parent.requireAlike("backend=" + backend.name() + " version=" + io.flexlink.Version.VERSION
+                + " hier.pieceBytes=" + config.get(FlexLinkConfig.HIER_PIECE_BYTES) + " chunk=" + config.chunkBytes(),
+                "every rank of every node must run the same backend and build and cut its calls alike");
     }
 
     private static Communicator build(Backend backend, FlexLinkConfig config, RankExchange parent, NodeLayout layout,
@@ -121,7 +113,7 @@ public final class Hierarchy {
                         + layout.describe() + "; a multi-node communicator needs one of the two (Slurm's block or "
                         + "cyclic distribution, mpirun --map-by slot or node)");
             }
-            agreeAcrossNodes(backend, config, parent, rank);
+            agreeAcrossNodes(backend, config, parent);
             int node = layout.nodeOf(rank);
             int local = layout.localIndex(rank);
             int perNode = layout.ranksPerNode();

@@ -26,7 +26,6 @@ public final class PathContext {
     private final RankExchange exchange;
     private final SharedMemory shared;
     private final int rank;
-    private final int size;
     private final RankDevices devices;
     private final EnqueueBudget budget;
 
@@ -38,7 +37,6 @@ public final class PathContext {
         this.exchange = exchange;
         this.shared = shared;
         this.rank = rank;
-        this.size = devices.size();
         this.devices = devices;
         this.budget = budget;
     }
@@ -71,7 +69,7 @@ public final class PathContext {
     }
 
     public int size() {
-        return size;
+        return devices.size();
     }
 
     /** This rank's device. */

@@ -36,9 +36,10 @@ public final class PciePathProvider implements PathProvider {
         }
         PinnedMemory memory = context.shared().create("pcie", layout.totalBytes(), new MemoryPlacement(starts, near),
                 layout::initialize);
+        boolean local = StagedPath.localStream(context);
         Staging staging = new Staging(layout, memory, context.rank(),
-                new AlternatingScratch(context.backend(), context.device()));
-        return new StagedPath("pcie", context.backend(), staging, context.rank(), n, context.device(),
-                context.ranksOnDevice(), context.budget());
+                new AlternatingScratch(context.backend(), context.device(), local));
+        return new StagedPath("pcie", context.backend(), staging, context.rank(), n, context.device(), local,
+                context.budget());
     }
 }

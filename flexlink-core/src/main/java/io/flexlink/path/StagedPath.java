@@ -23,11 +23,30 @@ public final class StagedPath implements Path {
     /**
      * The most ranks of a communicator on one device whose paths get a local stream. CUDA gives a device 8
      * hardware queues (or {@code CUDA_DEVICE_MAX_CONNECTIONS}) and serializes the streams beyond them in
-     * submission order, so a stream blocked on a peer's flag can hold back the stream that flag waits for: two
-     * ranks' three streams and their callers' fit 8 queues; eight ranks already have 16 path streams besides
-     * the callers' and NCCL's, and keep the receive stream for their reductions.
+     * submission order, so a stream blocked on a peer's flag can hold back the stream that flag waits for. Eight
+     * ranks already have 16 path streams besides the callers' and NCCL's, and keep the receive stream for their
+     * reductions.
      */
     static final int LOCAL_STREAM_RANKS_PER_DEVICE = 2;
+
+    /**
+     * Whether a path of a rank whose device {@code ranksOnDevice} ranks share gets a local stream: its channel's
+     * rows are then read on another stream than the one that fills them, and alternate between two sets. A rank
+     * alone on its device does: its streams wait only on other devices' work and on its own earlier events, which
+     * no sharing of queues can hold back. Two ranks of one device wait on each other's streams, so they do only
+     * where the device runs twice their streams independently ({@code streamQueues}: three path streams and a
+     * caller's each, and as many again for NCCL's and the application's): at CUDA's default of 8 queues two
+     * ranks' 8 streams would take them all, and one more stream would put two of them in one queue.
+     */
+    public static boolean localStream(int ranksOnDevice, int streamQueues) {
+        return ranksOnDevice == 1 || ranksOnDevice <= LOCAL_STREAM_RANKS_PER_DEVICE
+                && 2 * ranksOnDevice * 4L <= streamQueues;
+    }
+
+    /** {@link #localStream(int, int)} for the rank that {@code context} sets a path up for. */
+    public static boolean localStream(PathContext context) {
+        return localStream(context.ranksOnDevice(), context.backend().streamQueues());
+    }
 
     private final String name;
     private final Channel channel;
@@ -37,16 +56,16 @@ public final class StagedPath implements Path {
     private volatile boolean closed;
 
     /**
-     * Creates the path's streams on {@code device}, which {@code ranksOnDevice} of the communicator's ranks use
-     * (up to {@link #LOCAL_STREAM_RANKS_PER_DEVICE} get a local stream; beyond, the receive stream does its
+     * Creates the path's streams on {@code device}, with a local stream where {@code localStream} (from
+     * {@link #localStream(PathContext)}, which the channel's rows follow; without, the receive stream does its
      * work); the path owns {@code channel} from then on. {@code budget} (how many ranks one thread enqueues)
      * sets the smallest chunk; every rank must pass the same.
      */
     public StagedPath(String name, Backend backend, Channel channel, int rank, int size, int device,
-                      int ranksOnDevice, EnqueueBudget budget) {
+                      boolean localStream, EnqueueBudget budget) {
         this.name = name;
         this.channel = channel;
-        String[] roles = ranksOnDevice <= LOCAL_STREAM_RANKS_PER_DEVICE
+        String[] roles = localStream
                 ? new String[] {".send.r", ".recv.r", ".local.r"} : new String[] {".send.r", ".recv.r"};
         RuntimeStream[] made = new RuntimeStream[roles.length];
         StagedAlgorithms a;
@@ -67,9 +86,8 @@ public final class StagedPath implements Path {
         }
         this.algorithms = a;
         this.streams = made;
-        LOG.debug("PATH {} rank {}/{} device {}: {} B slots, {} B pieces, {}, {} streams ({} rank(s) on the device)",
-                name, rank, size, device, channel.slotBytes(), channel.pieceBytes(), budget, made.length,
-                ranksOnDevice);
+        LOG.debug("PATH {} rank {}/{} device {}: {} B slots, {} B pieces, {}, {} streams", name, rank, size, device,
+                channel.slotBytes(), channel.pieceBytes(), budget, made.length);
     }
 
     @Override

@@ -84,6 +84,16 @@ public interface Backend extends AutoCloseable {
         return name() + ":" + device;
     }
 
+    /**
+     * How many streams of one device this process runs independently of one another. Beyond that many, streams
+     * share hardware queues and run in submission order, so a stream waiting on a flag can hold back another
+     * rank's stream that writes it (CUDA: {@code CUDA_DEVICE_MAX_CONNECTIONS}, 8 unless set). Unbounded by
+     * default (the host backend's streams are threads of their own).
+     */
+    default int streamQueues() {
+        return Integer.MAX_VALUE;
+    }
+
     /** Creates a stream on {@code device}; {@code label} names its role in logs and link emulation. */
     RuntimeStream createStream(int device, String label);
 

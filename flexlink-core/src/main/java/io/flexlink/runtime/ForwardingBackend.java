@@ -122,6 +122,11 @@ public abstract class ForwardingBackend implements Backend {
     }
 
     @Override
+    public int streamQueues() {
+        return delegate.streamQueues();
+    }
+
+    @Override
     public void close() {
         delegate.close();
     }

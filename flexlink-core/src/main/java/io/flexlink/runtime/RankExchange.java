@@ -1,5 +1,10 @@
 package io.flexlink.runtime;
 
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
 /**
  * All-gather of small byte arrays among the ranks of a communicator that is being created. An exchange
  * between processes (the TCP rendezvous) also stays open for the communicator's life, to notice a peer
@@ -9,6 +14,21 @@ package io.flexlink.runtime;
 public interface RankExchange extends AutoCloseable {
     /** Returns every rank's {@code mine}, indexed by rank; all ranks call it the same number of times. */
     byte[][] allGather(byte[] mine);
+
+    /**
+     * One round in which every rank sends {@code mine} (what must be alike on every rank) and checks that all
+     * sent the same as rank 0: else INVALID_USAGE naming the first rank that differs, both texts and {@code rule}.
+     */
+    default void requireAlike(String mine, String rule) {
+        byte[][] all = allGather(mine.getBytes(StandardCharsets.UTF_8));
+        for (int r = 0; r < all.length; r++) {
+            if (!Arrays.equals(all[r], all[0])) {
+                throw new FlexLinkException(Result.INVALID_USAGE, "configuration: rank " + r
+                        + " has " + new String(all[r], StandardCharsets.UTF_8) + " but rank 0 has "
+                        + new String(all[0], StandardCharsets.UTF_8) + "; " + rule);
+            }
+        }
+    }
 
     /**
      * True when the ranks live in different processes: memory shared between them must then be mappable

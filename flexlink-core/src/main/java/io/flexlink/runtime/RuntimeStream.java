@@ -146,6 +146,16 @@ public interface RuntimeStream extends Stream {
     io.flexlink.FlexLinkException failure();
 
     /**
+     * What this stream's faults are shared with: when work of one stream of a domain faults, {@link #failure()} of
+     * any of them finds it. A health check asks one stream per domain and reads only {@link #knownFailure()} of the
+     * others. CUDA's faults of finished work are the context's (a fault poisons every stream of the device); by
+     * default a stream is a domain of its own.
+     */
+    default Object faultDomain() {
+        return this;
+    }
+
+    /**
      * The failure this stream already knows of (a rejected operation, a failure found before), or null, without
      * asking the device: no query and no clock read, for the checks between two {@link #failure()} polls.
      */

@@ -26,6 +26,10 @@ class CommHealthTest {
     /** What each stream finds when asked, and what it already knows. */
     private final FlexLinkException[] found = new FlexLinkException[2];
     private final FlexLinkException[] known = new FlexLinkException[2];
+    /** Each stream's fault domain: distinct unless a test shares them. */
+    private final Object[] domains = {"device 0", "device 1"};
+    /** Whether each stream is being captured (it then answers no query). */
+    private final boolean[] capturing = new boolean[2];
     private CommHealth health;
     private int aborts;
 
@@ -79,6 +83,81 @@ class CommHealthTest {
         assertEquals(0, calls[0][1], "knownFailure() calls");
     }
 
+    @Test
+    void streamsOfOneFaultDomainAreAskedOnceAPoll() {
+        int[] callerAsked = oneDeviceWithTheCaller();
+        assertNull(health.poll());
+        assertEquals(1, calls[0][0], "the domain's first stream is asked");
+        assertEquals(0, calls[1][0], "the second stream of its domain is not");
+        assertEquals(1, calls[1][1], "but what it already knows is read");
+        assertEquals(0, callerAsked[0], "nor the caller's stream of the same domain");
+        found[0] = new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "illegal address");
+        FlexLinkException e = health.poll();
+        assertSame(found[0], e.getCause());
+        assertEquals("pcie stream lane0 failed: illegal address", e.detail());
+    }
+
+    @Test
+    void aStreamBeingCapturedLeavesTheQueryToTheNextOfItsDomain() {
+        int[] callerAsked = oneDeviceWithTheCaller();
+        capturing[0] = true;
+        assertNull(health.poll());
+        assertEquals(0, calls[0][0], "the captured stream is not asked");
+        assertEquals(1, calls[1][0], "the next stream of its device is");
+        assertEquals(0, callerAsked[0], "the device answered already");
+        found[1] = new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "illegal address");
+        assertSame(found[1], health.poll().getCause(), "the second stream answered for the device");
+    }
+
+    @Test
+    void whenEveryPathStreamIsCapturedTheCallersStreamIsAsked() {
+        int[] callerAsked = oneDeviceWithTheCaller();
+        capturing[0] = true;
+        capturing[1] = true;
+        assertNull(health.poll());
+        assertEquals(0, calls[0][0] + calls[1][0]);
+        assertEquals(1, callerAsked[0]);
+    }
+
+    @Test
+    void aCallersStreamOfAnotherDomainIsAsked() {
+        int[] callerAsked = new int[1];
+        health.used(caller("device 7", callerAsked));
+        assertNull(health.poll());
+        assertEquals(1, callerAsked[0]);
+        assertCalls(1, 0);
+    }
+
+    /** Both path streams and the caller's in one fault domain; how often the caller's stream is asked. */
+    private int[] oneDeviceWithTheCaller() {
+        domains[1] = domains[0];
+        create();
+        int[] callerAsked = new int[1];
+        health.used(caller(domains[0], callerAsked));
+        return callerAsked;
+    }
+
+    private RuntimeStream caller(Object domain, int[] asked) {
+        return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
+                new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
+                    switch (m.getName()) {
+                        case "failure":
+                            asked[0]++;
+                            return null;
+                        case "knownFailure":
+                            return null;
+                        case "faultDomain":
+                            return domain;
+                        case "isCapturing":
+                            return false;
+                        case "label":
+                            return "caller";
+                        default:
+                            throw new UnsupportedOperationException(m.getName());
+                    }
+                });
+    }
+
     private void assertCalls(int asked, int read) {
         for (int s = 0; s < 2; s++) {
             assertEquals(asked, calls[s][0], "stream " + s + ": failure() calls");
@@ -96,6 +175,10 @@ class CommHealthTest {
                         case "knownFailure":
                             calls[s][1]++;
                             return known[s];
+                        case "faultDomain":
+                            return domains[s];
+                        case "isCapturing":
+                            return capturing[s];
                         case "label":
                             return "lane" + s;
                         default:

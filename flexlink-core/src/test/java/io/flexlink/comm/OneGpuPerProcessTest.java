@@ -62,6 +62,8 @@ class OneGpuPerProcessTest {
         /** The labels of the streams this process made. */
         final List<String> streams = new java.util.concurrent.CopyOnWriteArrayList<>();
         volatile String fingerprint;
+        /** The process's hardware queues per device; the host backend's (unbounded) unless set. */
+        volatile int queues;
 
         OneVisibleDevice(HostBackend host, String key) {
             super(host);
@@ -85,6 +87,11 @@ class OneGpuPerProcessTest {
         }
 
         @Override
+        public int streamQueues() {
+            return queues > 0 ? queues : super.streamQueues();
+        }
+
+        @Override
         public PrimaryTransport primaryTransport() {
             return TransportAnswers.answering(delegate().primaryTransport(), "allowsSharedDevices", false);
         }
@@ -96,6 +103,8 @@ class OneGpuPerProcessTest {
     }
 
     private FlexLinkConfig config = config("pcie=0.5", "off");
+    /** Each process's hardware queues per device; 0: the host backend's. */
+    private int queues;
 
     private static FlexLinkConfig config(String share, String tuningCache) {
         return FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "primary,pcie").set(FlexLinkConfig.SHARE, share)
@@ -114,6 +123,7 @@ class OneGpuPerProcessTest {
             OneVisibleDevice process = new OneVisibleDevice(host, keys[rank]);
             processes.add(process);
             process.fingerprint = fingerprints == null ? null : fingerprints[rank];
+            process.queues = queues;
             fs.add(pool.submit(() -> FlexLink.initRank(process, config, n, id, rank, 0)));
         }
         Communicator[] comms = new Communicator[n];
@@ -156,7 +166,7 @@ class OneGpuPerProcessTest {
 
     /**
      * The PCIe path's local stream goes to ranks that share their GPU with at most one other
-     * ({@code StagedPath.LOCAL_STREAM_RANKS_PER_DEVICE}), counted by key: three processes on three GPUs, each
+     * ({@code StagedPath.LOCAL_STREAM_RANKS_PER_DEVICE}; the host backend's queues are unbounded), counted by key: three processes on three GPUs, each
      * its device 0, get one each; three ranks on one GPU get none.
      */
     @Test
@@ -169,6 +179,30 @@ class OneGpuPerProcessTest {
         for (int r = 0; r < 3; r++) {
             List<String> s = processes.get(r).streams;
             assertTrue(s.contains("pcie.recv.r" + r) && !s.contains("pcie.local.r" + r), s.toString());
+        }
+    }
+
+    /**
+     * Two ranks of one GPU wait on each other's streams, so they get a local stream only where the device runs
+     * twice their streams on queues of their own: not at CUDA's default of 8, at 16 and 32. A rank alone on its
+     * GPU gets one at 8 (its streams wait on no stream of its device that a shared queue could hold back).
+     */
+    @Test
+    void twoRanksOfOneGpuGetTheLocalStreamOnlyWhereTheQueuesHoldTheirStreams() throws Exception {
+        for (int q : new int[] {8, 15, 16, 32}) {
+            queues = q;
+            Communicator[] comms = ranks("0000:18:00.0", "0000:18:00.0");
+            for (int r = 0; r < 2; r++) {
+                List<String> s = processes.get(r).streams;
+                assertEquals(q >= 16, s.contains("pcie.local.r" + r), q + " queues: " + s);
+            }
+            CollectiveHarness.Outcome o = allReduce(comms, 10 + q);
+            assertTrue(o.bytes("pcie") > 0, o.toString());
+        }
+        queues = 8;
+        ranks("0000:18:00.0", "0000:2a:00.0");
+        for (int r = 0; r < 2; r++) {
+            assertTrue(processes.get(r).streams.contains("pcie.local.r" + r), processes.get(r).streams.toString());
         }
     }
 

@@ -21,7 +21,7 @@ class StagingAbortTest {
     private static final Duration BOUND = Duration.ofSeconds(10);
 
     private static Staging staging(HostBackend backend, PinnedMemory mem, int rank) {
-        return new Staging(LAYOUT, mem, rank, new AlternatingScratch(backend, 0));
+        return new Staging(LAYOUT, mem, rank, new AlternatingScratch(backend, 0, true));
     }
 
     @Test

@@ -48,6 +48,8 @@ public final class CudaBackend implements Backend {
     private final SyncCopies sync;
     private final boolean[] memOpsChecked;
     private final AtomicLong deviceBytes = new AtomicLong();
+    /** CUDA_DEVICE_MAX_CONNECTIONS as CUDA reads it when the process starts: 8 unless set, at most 32. */
+    private final int streamQueues;
     private volatile boolean closed;
 
     CudaBackend(FlexLinkConfig config) {
@@ -68,6 +70,7 @@ public final class CudaBackend implements Backend {
         // Streams beyond this many per device share hardware queues in submission order; a stream blocked
         // in cuStreamWaitValue32 then blocks its queue-mates, which can deadlock several ranks per GPU.
         String conns = System.getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+        this.streamQueues = hardwareQueues(conns);
         if (conns == null) {
             LOG.info("INIT cuda backend: CUDA_DEVICE_MAX_CONNECTIONS is unset (CUDA uses 8 hardware queues per"
                     + " device); with several ranks per GPU set it to 32");
@@ -106,6 +109,31 @@ public final class CudaBackend implements Backend {
     @Override
     public String name() {
         return "cuda";
+    }
+
+    /** Each device's hardware queues: {@code CUDA_DEVICE_MAX_CONNECTIONS}. */
+    @Override
+    public int streamQueues() {
+        return streamQueues;
+    }
+
+    /**
+     * What CUDA makes of {@code CUDA_DEVICE_MAX_CONNECTIONS} ({@code setting}, null if unset): 1 to 32 as set (the
+     * range CUDA documents), else its default of 8, which counts fewer queues than any setting out of range may
+     * give, so the local stream errs towards absent.
+     */
+    static int hardwareQueues(String setting) {
+        if (setting != null) {
+            try {
+                int n = Integer.parseInt(setting.trim());
+                if (n >= 1 && n <= 32) {
+                    return n;
+                }
+            } catch (NumberFormatException e) {
+                // CUDA falls back to its default too
+            }
+        }
+        return 8;
     }
 
     /** The device's PCI bus id, as NCCL tells GPUs apart; the ordinal's key where cudart gave none. */

@@ -46,7 +46,7 @@ final class FacadeEnds {
         }
         FacadeComm c = NcclFacade.lookup(comm);
         if (c == null) {
-            return FacadePending.forUse(call, FacadePending.code(comm)); // being made, its creation's error, unknown
+            return FacadePending.forUse(call, comm); // being made, its creation's error, unknown
         }
         if (!c.end.compareAndSet(-1, Result.IN_PROGRESS.code())) {
             return NcclFacade.failed(call + " (" + c.label + ")", new FlexLinkException(Result.INVALID_ARGUMENT,

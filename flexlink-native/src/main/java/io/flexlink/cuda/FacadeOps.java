@@ -111,7 +111,7 @@ final class FacadeOps {
         }
         FacadeComm c = NcclFacade.lookup(comm);
         if (c == null) {
-            return FacadePending.forUse(call, FacadePending.code(comm));
+            return FacadePending.forUse(call, comm);
         }
         try {
             DataType type = DataType.fromCode(datatype);
@@ -160,7 +160,7 @@ final class FacadeOps {
     static int destroy(int op, ncclComm comm) {
         FacadeComm c = NcclFacade.lookup(comm);
         if (c == null) {
-            return FacadePending.forUse("ncclRedOpDestroy", FacadePending.code(comm));
+            return FacadePending.forUse("ncclRedOpDestroy", comm);
         }
         try {
             c.ops.destroy(op);

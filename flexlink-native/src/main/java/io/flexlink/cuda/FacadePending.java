@@ -96,6 +96,11 @@ final class FacadePending {
                 + "its creation returned ncclSuccess (poll ncclCommGetAsyncError until it does)"));
     }
 
+    /** {@link #forUse(String, int)} of the code of {@code comm}, a handle that is not in the table. */
+    static int forUse(String call, Pointer comm) {
+        return forUse(call, code(comm));
+    }
+
     /** The creation error of a handle that is not in the table, or null. */
     static String message(Pointer comm) {
         Entry e = comm == null ? null : PENDING.get(comm.address());

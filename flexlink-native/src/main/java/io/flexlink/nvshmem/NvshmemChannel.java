@@ -57,8 +57,9 @@ final class NvshmemChannel implements Channel {
     private long staged;
     private int previousDevice = -1;
 
+    /** {@code alternateRows}: whether the rows are read on another stream than the one that fills them. */
     NvshmemChannel(Backend backend, NvshmemOps ops, Object lock, AutoCloseable buffer, int device, int rank,
-                   int ranks, int slots, long chunkBytes, long base) {
+                   int ranks, int slots, long chunkBytes, long base, boolean alternateRows) {
         this.backend = backend;
         this.ops = ops;
         this.lock = lock;
@@ -73,7 +74,7 @@ final class NvshmemChannel implements Channel {
         this.recvOffset = sendOffset + slots * slotStride;
         this.sent = new long[ranks];
         this.received = new long[ranks];
-        this.rows = new AlternatingScratch(backend, device);
+        this.rows = new AlternatingScratch(backend, device, alternateRows);
     }
 
     private static long roundUp(long v) {

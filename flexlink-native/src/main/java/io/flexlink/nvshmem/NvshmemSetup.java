@@ -110,10 +110,11 @@ final class NvshmemSetup {
         StagedPath path;
         try {
             NvshmemOps ops = new NativeNvshmemOps();
+            boolean local = StagedPath.localStream(context);
             channel = new NvshmemChannel(context.backend(), ops, session, buffer, context.device(), rank, n, slots,
-                    chunk, buffer.address());
-            path = new StagedPath("nvshmem", context.backend(), channel, rank, n, context.device(),
-                    context.ranksOnDevice(), context.budget());
+                    chunk, buffer.address(), local);
+            path = new StagedPath("nvshmem", context.backend(), channel, rank, n, context.device(), local,
+                    context.budget());
         } catch (RuntimeException | Error e) {
             buffer.close(); // retired: freed at a later setup once every rank has retired it
             throw e;

@@ -45,10 +45,10 @@ class NvshmemPathCleanupTest {
                 int streams = host.liveStreams();
                 NvshmemOps ops = new NoOps();
                 NvshmemChannel channel = new NvshmemChannel(host, ops, new Object(), heap, 0, 0, 1, 2, 1024,
-                        heap.deviceAddress());
+                        heap.deviceAddress(), true);
                 FlexLinkException failure = new FlexLinkException(Result.SYSTEM_ERROR, "createEvent: test");
                 FlexLinkException thrown = assertThrows(FlexLinkException.class, () -> new StagedPath("nvshmem",
-                        failingEvents(host, failure), channel, 0, 1, 0, 1, EnqueueBudget.ONE_RANK_PER_THREAD));
+                        failingEvents(host, failure), channel, 0, 1, 0, true, EnqueueBudget.ONE_RANK_PER_THREAD));
                 assertSame(failure, thrown);
                 assertEquals(streams, host.liveStreams(), "streams left open");
                 assertEquals(bytes, host.liveBytes(), "pinned memory left allocated");

@@ -156,8 +156,8 @@ class NvshmemProtocolTest {
                     EmulatedOps ops = new EmulatedOps(heaps, r);
                     allOps[r] = ops;
                     NvshmemChannel ch = new NvshmemChannel(backend, ops, new Object(), heaps[r], r, r, n, SLOTS, CHUNK,
-                            heaps[r].deviceAddress());
-                    paths[r] = new StagedPath("nvshmem", backend, ch, r, n, r, 1, EnqueueBudget.ONE_RANK_PER_THREAD);
+                            heaps[r].deviceAddress(), true);
+                    paths[r] = new StagedPath("nvshmem", backend, ch, r, n, r, true, EnqueueBudget.ONE_RANK_PER_THREAD);
                     ch.ready();
                 }
                 long seed = 1;

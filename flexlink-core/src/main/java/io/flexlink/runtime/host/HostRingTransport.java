@@ -104,6 +104,6 @@ final class HostRingTransport implements PrimaryTransport {
     }
 
     private Staging staging(StagingLayout layout, PinnedMemory mem, int rank, int device) {
-        return new Staging(layout, mem, rank, new AlternatingScratch(backend, device));
+        return new Staging(layout, mem, rank, new AlternatingScratch(backend, device, false));
     }
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# On the GPU host: #15's call (AllReduce 26214K per rank, 8 ranks on GPU 0, the PCIe path alone, auto chunk, one
+# thread) in TURNS JVMs for each placement of the calling JVM: on the CPUs of GPU 0's NUMA node (near), on the
+# other CPUs (far, where the host has them), and unpinned (any), in turns, so that the machine's drift shows in all.
+# Each JVM warms the JIT with 1500 calls at 4 MB per rank, then times the call after 20 warm-up calls of its own
+# (row 1, the harness of earlier figures) and again after 300 more (row 2).
+#   TURNS=3 REPS=60 bash scripts/enqueue-placement.sh
+set -uo pipefail
+export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
+expand() { tr ',' '\n' <<< "$1" | awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }'; }
+bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0 | tr 'A-F' 'a-f' | sed 's/^0000//')
+near=$(cat "/sys/bus/pci/devices/$bus/local_cpulist")
+online=$(cat /sys/devices/system/cpu/online)
+far=$(comm -23 <(expand "$online" | sort) <(expand "$near" | sort) | sort -n | paste -sd,)
+echo "GPU 0 at $bus: near CPUs $near, far CPUs ${far:-none}, online $online, NUMA node $(cat /sys/bus/pci/devices/$bus/numa_node)"
+places=(near any); [[ -n $far ]] && places=(near far any)
+for t in $(seq "${TURNS:-3}"); do
+  for p in "${places[@]}"; do
+    case $p in near) pin=(taskset -c "$near") ;; far) pin=(taskset -c "$far") ;; *) pin=() ;; esac
+    "${pin[@]}" bash .gpu/run java io.flexlink.cuda.bench.SplitEnqueueCost "${REPS:-60}" auto off \
+      all_reduce:4M:8:x:1500 all_reduce:26214K:8:x:20 all_reduce:26214K:8:x:300 2>&1 \
+      | grep -E '^ALL_REDUCE +26214K|Exception|Error' | awk -v p="$p" -v t="$t" '{ print "[" p " " t " row " NR "] " $0 }'
+  done
+done
