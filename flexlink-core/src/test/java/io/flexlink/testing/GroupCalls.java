@@ -70,6 +70,11 @@ public final class GroupCalls implements AutoCloseable {
         FlexLink.groupEnd();
     }
 
+    /** Every rank's stream, in rank order. */
+    public RuntimeStream[] streams() {
+        return streams.clone();
+    }
+
     /** Waits for every rank's stream. */
     public void synchronize() {
         for (RuntimeStream s : streams) {
@@ -82,17 +87,35 @@ public final class GroupCalls implements AutoCloseable {
      * untimed), after {@code warmup} untimed ones; {@code beforeTimed} runs once between the two.
      */
     public double[] time(int warmup, int reps, Runnable beforeTimed) {
+        return time(warmup, reps, beforeTimed, Runnable::run, null);
+    }
+
+    /**
+     * As {@link #time(int, int, Runnable)}, each group enqueued inside {@code around} (which runs it once, a host
+     * gate say); {@code whole}, if not null, gets each timed group's µs from its start to the end of the
+     * synchronization.
+     */
+    public double[] time(int warmup, int reps, Runnable beforeTimed, java.util.function.Consumer<Runnable> around,
+                         double[] whole) {
         double[] t = new double[reps];
+        long[] enqueued = new long[2];
+        Runnable timedEnqueue = () -> {
+            enqueued[0] = System.nanoTime();
+            enqueue();
+            enqueued[1] = System.nanoTime();
+        };
         for (int i = -warmup; i < reps; i++) {
             if (i == 0) {
                 beforeTimed.run();
             }
-            long t0 = System.nanoTime();
-            enqueue();
-            long t1 = System.nanoTime();
+            around.accept(timedEnqueue);
             synchronize();
+            long t2 = System.nanoTime();
             if (i >= 0) {
-                t[i] = (t1 - t0) / 1e3;
+                t[i] = (enqueued[1] - enqueued[0]) / 1e3;
+                if (whole != null) {
+                    whole[i] = (t2 - enqueued[0]) / 1e3;
+                }
             }
         }
         return t;

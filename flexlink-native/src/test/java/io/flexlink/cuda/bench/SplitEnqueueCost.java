@@ -22,7 +22,9 @@ import java.util.Locale;
  * calls, else {@code warmup}: the JIT's work is done once per JVM, so later rows of large sizes need few); with the
  * system property
  * {@code profile=true}, the calling thread's stack is sampled ({@link StackSampler}) while it enqueues; with
- * {@code timed=true}, each operation on the auxiliary paths' streams is timed ({@link PathStreams}).
+ * {@code timed=true}, each operation on the auxiliary paths' streams is timed ({@link PathStreams}); with
+ * {@code gated=true}, every rank's stream waits on a host word until the whole group is enqueued, so that no
+ * path work runs while the thread enqueues. The last column: from the group's start until every stream is done.
  */
 public final class SplitEnqueueCost {
     private SplitEnqueueCost() {
@@ -34,7 +36,8 @@ public final class SplitEnqueueCost {
         String thread = args[2];
         System.out.println("# host enqueue per call (groupStart, a call per rank, groupEnd), median of " + reps
                 + ", chunk " + chunk + ", flexlink.enqueueThread=" + thread);
-        System.out.println("# collective      size   ranks share   per call us   per rank us   min us");
+        System.out.println("# collective      size   ranks share   per call us   per rank us   min us  to end us"
+                + (Boolean.getBoolean("gated") ? " (each group held on a host gate until enqueued)" : ""));
         try (CudaBackend backend = CudaBackend.open(FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda")
                 .build())) {
             for (int a = 3; a < args.length; a++) {
@@ -49,8 +52,8 @@ public final class SplitEnqueueCost {
                         .set(FlexLinkConfig.CHUNK_BYTES, chunk).set(FlexLinkConfig.ENQUEUE_THREAD, thread)
                         .set(FlexLinkConfig.TUNING_CACHE, "off").build();
                 double[] t = measure(backend, config, c, size, ranks, reps, warmup);
-                System.out.println(String.format(Locale.ROOT, "%-15s %6s %6d %6s %12.1f %12.1f %8.1f", c, f[1], ranks,
-                        ranks == 1 ? share : "all", t[0], t[0] / ranks, t[1]));
+                System.out.println(String.format(Locale.ROOT, "%-15s %6s %6d %6s %12.1f %12.1f %8.1f %10.1f", c, f[1],
+                        ranks, ranks == 1 ? share : "all", t[0], t[0] / ranks, t[1], t[2]));
             }
         }
     }
@@ -69,11 +72,16 @@ public final class SplitEnqueueCost {
         GroupCalls group = new GroupCalls(backend, comms, c, perRank / 4, 0).fill(backend, (byte) 1);
         StackSampler sampler = Boolean.getBoolean("profile")
                 ? new StackSampler(Thread.currentThread(), "org.bytedeco.cuda.global.cudart.cudaStreamSynchronize") : null;
+        double[] whole = new double[reps];
+        HostGate gate = Boolean.getBoolean("gated") ? new HostGate(cuda) : null;
         double[] t = group.time(warmup, reps, () -> {
             if (timed != null) {
                 timed.reset();
             }
-        });
+        }, gate == null ? Runnable::run : body -> gate.hold(body, group.streams()), whole);
+        if (gate != null) {
+            gate.close();
+        }
         if (sampler != null) {
             sampler.close();
         }
@@ -83,6 +91,7 @@ public final class SplitEnqueueCost {
         if (timed != null) {
             timed.printTimes((long) reps * ranks, mean / ranks);
         }
-        return new double[] {t[reps / 2], t[0]};
+        Arrays.sort(whole);
+        return new double[] {t[reps / 2], t[0], whole[reps / 2]};
     }
 }
