@@ -17,7 +17,11 @@ import org.bytedeco.cuda.cudart.CUgraphExec_st;
 import org.bytedeco.cuda.cudart.CUgraph_st;
 import org.bytedeco.cuda.cudart.CUstreamBatchMemOpParams_v1;
 import org.bytedeco.cuda.cudart.CUstream_st;
+import org.bytedeco.cuda.cudart.cudaMemcpy3DBatchOp;
+import org.bytedeco.cuda.cudart.cudaMemcpyAttributes;
 import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.PointerPointer;
+import org.bytedeco.javacpp.SizeTPointer;
 
 /**
  * Host time of each kind of stream operation the staged paths enqueue, from Java, one GPU: the
@@ -87,6 +91,42 @@ public final class EnqueueCosts {
             row("cudaMemcpy2DAsync D2H 8 rows x 8 KB", perCallNanos(s, i -> check(cudaMemcpy2DAsync(
                     dp.set(host.deviceAddress() + 4096), 8192, sp.set(dev.address()), 65536, 8192, 8,
                     cudaMemcpyDefault, s), "2d")));
+            // a staged item's pieces in two runs (the consumers before and after the producer, 8 ranks): two 2D copies
+            // now; one batch call of two 3D copies, or of seven 1D copies, the candidates (neither is capturable)
+            long hp = host.deviceAddress() + 4096;
+            row("2 x cudaMemcpy2DAsync D2H (4 and 3 rows x 8 KB)", perCallNanos(s, i -> {
+                check(cudaMemcpy2DAsync(dp.set(hp), 8192, sp.set(dev.address()), 65536, 8192, 4, cudaMemcpyDefault, s),
+                        "2d");
+                check(cudaMemcpy2DAsync(dp.set(hp + 4 * 8192), 8192, sp.set(dev.address() + 5 * 65536), 65536, 8192, 3,
+                        cudaMemcpyDefault, s), "2d");
+            }));
+            cudaMemcpy3DBatchOp ops = runs(new long[] {hp, hp + 4 * 8192}, 8192, new long[] {dev.address(),
+                    dev.address() + 5 * 65536}, 65536, 8192, new long[] {4, 3});
+            row("cudaMemcpy3DBatchAsync D2H, the same as 2 ops", perCallNanos(s,
+                    i -> check(cudaMemcpy3DBatchAsync(2, ops, 0, s), "3d batch")));
+            cudaMemcpy3DBatchOp back = runs(new long[] {dev.address(), dev.address() + 5 * 65536}, 65536,
+                    new long[] {hp, hp + 4 * 8192}, 8192, 8192, new long[] {4, 3});
+            row("2 x cudaMemcpy2DAsync H2D (4 and 3 rows x 8 KB)", perCallNanos(s, i -> {
+                check(cudaMemcpy2DAsync(dp.set(dev.address()), 65536, sp.set(hp), 8192, 8192, 4, cudaMemcpyDefault, s),
+                        "2d");
+                check(cudaMemcpy2DAsync(dp.set(dev.address() + 5 * 65536), 65536, sp.set(hp + 4 * 8192), 8192, 8192, 3,
+                        cudaMemcpyDefault, s), "2d");
+            }));
+            row("cudaMemcpy3DBatchAsync H2D, the same as 2 ops", perCallNanos(s,
+                    i -> check(cudaMemcpy3DBatchAsync(2, back, 0, s), "3d batch")));
+            PointerPointer<Pointer> dsts = new PointerPointer<>(7);
+            PointerPointer<Pointer> srcs = new PointerPointer<>(7);
+            SizeTPointer sizes = new SizeTPointer(7);
+            for (int k = 0; k < 7; k++) {
+                dsts.put(k, new Raw().set(hp + k * 8192L));
+                srcs.put(k, new Raw().set(dev.address() + (k < 4 ? k : k + 1) * 65536L));
+                sizes.put(k, 8192);
+            }
+            cudaMemcpyAttributes attrs = new cudaMemcpyAttributes(1);
+            attrs.srcAccessOrder(cudaMemcpySrcAccessOrderStream);
+            SizeTPointer attrsIdx = new SizeTPointer(1).put(0, 0);
+            row("cudaMemcpyBatchAsync D2H, 7 copies of 8 KB", perCallNanos(s,
+                    i -> check(cudaMemcpyBatchAsync(dsts, srcs, sizes, 7, attrs, attrsIdx, 1, s), "batch")));
             row("CudaStream.writeValue32 (cuStreamWriteValue32)", perCallNanos(s, i -> cs.writeValue32(host, 64, i)));
             row("CudaStream.waitValue32, satisfied (cuStreamWaitValue32)", perCallNanos(s,
                     i -> cs.waitValue32(host, 0, 1)));
@@ -151,6 +191,21 @@ public final class EnqueueCosts {
             cs.close();
             other.close();
         }
+    }
+
+    /** One 3D batch operation per run: {@code rows[k]} rows of {@code width} bytes, each side at its own pitch. */
+    static cudaMemcpy3DBatchOp runs(long[] dst, long dstPitch, long[] src, long srcPitch, long width, long[] rows) {
+        cudaMemcpy3DBatchOp ops = new cudaMemcpy3DBatchOp(rows.length);
+        for (int k = 0; k < rows.length; k++) {
+            cudaMemcpy3DBatchOp op = ops.getPointer(k);
+            op.src().type(cudaMemcpyOperandTypePointer).op_ptr_ptr(new Raw().set(src[k])).op_ptr_rowLength(srcPitch)
+                    .op_ptr_layerHeight(rows[k]);
+            op.dst().type(cudaMemcpyOperandTypePointer).op_ptr_ptr(new Raw().set(dst[k])).op_ptr_rowLength(dstPitch)
+                    .op_ptr_layerHeight(rows[k]);
+            op.extent().width(width).height(rows[k]).depth(1);
+            op.srcAccessOrder(cudaMemcpySrcAccessOrderStream).flags(0);
+        }
+        return ops;
     }
 
     /** A Pointer whose address is set in place. */
