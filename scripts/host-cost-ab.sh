@@ -3,6 +3,8 @@
 # (.gpu-b, from scripts/ab-pack.sh REV, or the folder AB_DIR names), alternated A B A B so that drift of the
 # machine shows in both.
 # Parts (any of, in this order): small  - EightByteLayers, watchdog off then on (8-byte call vs raw NCCL);
+#   auto   - #15's call as it runs by default (auto chunk; AllReduce 26214K per rank, 8 ranks, PCIe path alone), as
+#            scripts/enqueue-placement.sh times it: rows after 20 and after 300 more calls, three turns A B;
 #   split  - SplitEnqueueCost at #15's call (AllReduce 256 MB at a 0.1 PCIe share: 26843545 B per rank, 8 ranks)
 #            and at 32 MB per rank, 8M chunks; ceiling - CudaMeasurements part (a) at 8M chunks (PCIe path vs
 #            concurrent copies, 2 ranks, 256 MB); jmh - SteadyStateCallBenchmark with -prof gc;
@@ -38,6 +40,11 @@ for part in "$@"; do
       for t in 1 2; do for b in a b; do
         FLEXLINK_TIMEOUT=0 on $b java io.flexlink.cuda.bench.EnqueueMeasurements 2>&1 \
           | grep -E '^(call|bytedeco|FlexLink|FlexNccl)|Exception|Error' | label $b "c,d"
+      done; done ;;
+    auto)
+      for t in 1 2 3; do for b in a b; do
+        on $b java io.flexlink.cuda.bench.SplitEnqueueCost 60 auto off all_reduce:4M:8:x:1500 all_reduce:26214K:8:x:20 \
+          all_reduce:26214K:8:x:300 2>&1 | grep -E '^ALL_REDUCE +26214K|Exception|Error' | label $b "auto $t"
       done; done ;;
     split)
       for t in 1 2; do for b in a b; do
