@@ -6,24 +6,21 @@
 # with every path stream operation timed.
 #   TURNS=3 REPS=60 bash scripts/enqueue-gated.sh
 set -uo pipefail
+source "$(dirname "$0")/enqueue-call.sh"
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
-rows=(all_reduce:4M:8:x:1500 all_reduce:26214K:8:x:20 all_reduce:26214K:8:x:300)
-call=(io.flexlink.cuda.bench.SplitEnqueueCost "${REPS:-60}" auto off "${rows[@]}")
 kinds=(false true); [[ -n ${THREAD:-} ]] && kinds+=(thread)
 for t in $(seq "${TURNS:-3}"); do
   for g in "${kinds[@]}"; do
     if [[ $g == thread ]]; then
-      run=(-Dgated=false io.flexlink.cuda.bench.SplitEnqueueCost "${REPS:-60}" auto on "${rows[@]}")
+      enqueue_call "gated=$g $t" on bash .gpu/run java -Dgated=false
     else
-      run=(-Dgated=$g "${call[@]}")
+      enqueue_call "gated=$g $t" off bash .gpu/run java -Dgated="$g"
     fi
-    bash .gpu/run java "${run[@]}" 2>&1 | grep -E '^ALL_REDUCE +26214K|Exception|Error' \
-      | awk -v g="$g" -v t="$t" '{ print "[gated=" g " " t " row " NR "] " $0 }'
   done
 done
 if [[ -n ${TIMED:-} ]]; then
   for g in false true; do
     echo "[timed, gated=$g]"
-    bash .gpu/run java -Dtimed=true -Dgated=$g "${call[@]}" 2>&1 | grep -v DEBUG | tail -30
+    enqueue_call_timed bash .gpu/run java -Dgated="$g"
   done
 fi

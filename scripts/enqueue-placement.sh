@@ -6,6 +6,7 @@
 # (row 1, the harness of earlier figures) and again after 300 more (row 2).
 #   TURNS=3 REPS=60 bash scripts/enqueue-placement.sh
 set -uo pipefail
+source "$(dirname "$0")/enqueue-call.sh"
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
 expand() { tr ',' '\n' <<< "$1" | awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }'; }
 bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0 | tr 'A-F' 'a-f' | sed 's/^0000//')
@@ -17,8 +18,6 @@ places=(near any); [[ -n $far ]] && places=(near far any)
 for t in $(seq "${TURNS:-3}"); do
   for p in "${places[@]}"; do
     case $p in near) pin=(taskset -c "$near") ;; far) pin=(taskset -c "$far") ;; *) pin=() ;; esac
-    "${pin[@]}" bash .gpu/run java io.flexlink.cuda.bench.SplitEnqueueCost "${REPS:-60}" auto off \
-      all_reduce:4M:8:x:1500 all_reduce:26214K:8:x:20 all_reduce:26214K:8:x:300 2>&1 \
-      | grep -E '^ALL_REDUCE +26214K|Exception|Error' | awk -v p="$p" -v t="$t" '{ print "[" p " " t " row " NR "] " $0 }'
+    enqueue_call "$p $t" off "${pin[@]}" bash .gpu/run java
   done
 done

@@ -20,6 +20,7 @@
 #     scripts/ab-pack.sh 7412700 flexlink-native/src/test/java/io/flexlink/cuda/bench/{PathRate,HostGate,EnqueueMeasurements}.java
 #   bash scripts/host-cost-ab.sh small split ceiling jmh
 set -uo pipefail
+source "$(dirname "$0")/enqueue-call.sh"
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
 export AB_DIR=${AB_DIR:-.gpu-b}
 [[ -f $AB_DIR/REV ]] || { echo "host-cost-ab: no $AB_DIR/ (scripts/ab-pack.sh REV, then carry it)" >&2; exit 2; }
@@ -43,8 +44,7 @@ for part in "$@"; do
       done; done ;;
     auto)
       for t in 1 2 3; do for b in a b; do
-        on $b java io.flexlink.cuda.bench.SplitEnqueueCost 60 auto off all_reduce:4M:8:x:1500 all_reduce:26214K:8:x:20 \
-          all_reduce:26214K:8:x:300 2>&1 | grep -E '^ALL_REDUCE +26214K|Exception|Error' | label $b "auto $t"
+        REPS=60 enqueue_call "$b auto $t" off on $b java
       done; done ;;
     split)
       for t in 1 2; do for b in a b; do
