@@ -100,45 +100,23 @@ public final class CudaMeasurements {
 
     // ---- (a) PCIe path vs plain concurrent copies ----
 
-    /** Median ms of concurrent D2H and H2D copies of {@code bytes} each on two streams. */
+    /** Median ms of concurrent D2H and H2D copies of {@code bytes} each on two streams ({@link CopyPair}). */
     static double copiesMillis(long bytes) {
-        RuntimeStream d2h = backend.createStream(0, "bench.d2h");
-        RuntimeStream h2d = backend.createStream(0, "bench.h2d");
-        RuntimeEvent start = backend.createEvent(0, true);
-        RuntimeEvent mid = backend.createEvent(0, false);
-        RuntimeEvent end = backend.createEvent(0, true);
         double[] t = new double[reps];
-        try (DeviceMemory a = backend.allocate(0, bytes); DeviceMemory b = backend.allocate(0, bytes);
-             PinnedMemory ha = backend.allocatePinned(bytes); PinnedMemory hb = backend.allocatePinned(bytes)) {
-            randomize(a.address(), bytes, 1);
+        try (CopyPair copies = new CopyPair(backend, bytes)) {
             for (int i = -3; i < reps; i++) {
-                d2h.record(start);
-                h2d.waitEvent(start);
-                d2h.copy(ha.deviceAddress(), a.address(), bytes);
-                h2d.copy(b.address(), hb.deviceAddress(), bytes);
-                h2d.record(mid);
-                d2h.waitEvent(mid);
-                d2h.record(end);
-                end.synchronize();
+                double ms = copies.millis();
                 if (i >= 0) {
-                    t[i] = end.elapsedMillis(start);
+                    t[i] = ms;
                 }
             }
-        } finally {
-            d2h.close();
-            h2d.close();
-            start.close();
-            mid.close();
-            end.close();
         }
         return median(t);
     }
 
     /**
-     * One collective on 2 ranks of GPU 0 over the PCIe path alone: {median GPU ms, median host ms to
-     * enqueue both ranks}. Gated: both user streams first wait on a host counter that is written only
-     * once both ranks are enqueued, so that the GPU time excludes this one thread's enqueue of rank 0
-     * before rank 1 (real ranks enqueue concurrently).
+     * One collective on 2 ranks of GPU 0 over the PCIe path alone ({@link PcieCall}): {median GPU ms, median host ms
+     * to enqueue both ranks}; gated as {@link PcieCall#run} says.
      */
     static double[] pcieMillis(Collective c, long bufferBytes, String chunk, int slots, boolean gated) {
         return pcieMillis(c, bufferBytes, chunk, slots, gated, false);
@@ -147,76 +125,16 @@ public final class CudaMeasurements {
     /** As above; {@code inPlace}: each rank's input is its block of the output (AllGather) or the output itself. */
     static double[] pcieMillis(Collective c, long bufferBytes, String chunk, int slots, boolean gated,
                                boolean inPlace) {
-        FlexLinkConfig config = FlexLinkConfig.builder()
-                .set(FlexLinkConfig.PATHS, "pcie")
-                .set(FlexLinkConfig.CHUNK_BYTES, chunk)
-                .set(FlexLinkConfig.SLOTS, Integer.toString(slots))
-                .build();
-        Communicator[] comms = FlexLink.initAll(backend, config, 0, 0);
-        RuntimeStream[] user = {backend.createStream(0, "bench.u0"), backend.createStream(0, "bench.u1")};
-        RuntimeEvent start = backend.createEvent(0, true);
-        RuntimeEvent joined = backend.createEvent(0, false);
-        RuntimeEvent end = backend.createEvent(0, true);
-        HostGate gate = new HostGate(backend);
-        long count = c == Collective.ALL_GATHER ? bufferBytes / 2 / 4 : bufferBytes / 4;
-        long sendBytes = count * 4;
-        long recvBytes = c == Collective.ALL_GATHER ? 2 * sendBytes : sendBytes;
-        DeviceMemory[] send = new DeviceMemory[2];
-        DeviceMemory[] recv = new DeviceMemory[2];
         double[] t = new double[reps];
         double[] host = new double[reps];
-        try {
-            for (int r = 0; r < 2; r++) {
-                send[r] = backend.allocate(0, sendBytes);
-                recv[r] = backend.allocate(0, recvBytes);
-                randomize(send[r].address(), sendBytes, 10 + r);
-                randomize(recv[r].address(), recvBytes, 20 + r);
-            }
-            long[] enqueued = new long[1];
-            Runnable call = () -> {
-                user[0].record(start);
-                user[1].waitEvent(start);
-                long t0 = System.nanoTime();
-                for (int r = 0; r < 2; r++) {
-                    long in = !inPlace ? send[r].address()
-                            : recv[r].address() + (c == Collective.ALL_GATHER ? r * sendBytes : 0);
-                    CollectiveHarness.enqueue(c, comms[r], in, recv[r].address(), count,
-                            DataType.FLOAT32, ReduceOp.SUM, 0, user[r]);
-                }
-                enqueued[0] = System.nanoTime() - t0;
-                user[1].record(joined);
-                user[0].waitEvent(joined);
-                user[0].record(end);
-            };
+        try (PcieCall call = new PcieCall(backend, bufferBytes, chunk, slots, inPlace)) {
             for (int i = -3; i < reps; i++) {
-                if (gated) {
-                    gate.hold(call, user);
-                } else {
-                    call.run();
-                }
-                end.synchronize();
+                double[] r = call.run(c, gated);
                 if (i >= 0) {
-                    t[i] = end.elapsedMillis(start);
-                    host[i] = enqueued[0] / 1e6;
+                    t[i] = r[0];
+                    host[i] = r[1];
                 }
             }
-        } finally {
-            for (Communicator comm : comms) {
-                comm.close();
-            }
-            for (int r = 0; r < 2; r++) {
-                user[r].close();
-                if (send[r] != null) {
-                    send[r].close();
-                }
-                if (recv[r] != null) {
-                    recv[r].close();
-                }
-            }
-            start.close();
-            joined.close();
-            end.close();
-            gate.close();
         }
         return new double[] {median(t), median(host)};
     }
