@@ -2,7 +2,8 @@
 # The GPU-tagged tests on a CUDA host with the project bundled by ../shared/gpu-host/pack (run from the
 # project root there), in two JVMs so that one crash cannot hide the rest: the classes that make
 # communicators of their own (captures, NVSHMEM, the facade's registrations) first, then every other class.
-# Logs under $OUT (or ./gpu-results); the summary lines of both runs on stdout.
+# Logs under $OUT (or ./gpu-results); the summary lines of both runs on stdout. A JVM still running at its limit gets
+# SIGQUIT first (its thread dump goes into its log: where a hang waits) and is killed 5 s later.
 #   bash scripts/gpu-suite.sh
 set -uo pipefail
 OUT=${OUT:-gpu-results}; mkdir -p "$OUT"
@@ -24,10 +25,10 @@ unfinished() {
 echo "== first JVM: ${names[*]}"
 # the bundle's logging shows WARN and up; NvshmemGpuTest counts the one INFO line of a path left out of a capture
 JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:-} -Dorg.slf4j.simpleLogger.log.io.flexlink.launch.Launcher=info" \
-timeout -s KILL 240 bash .gpu/run test "${select[@]}" --include-tag gpu \
+timeout -s QUIT -k 5 240 bash .gpu/run test "${select[@]}" --include-tag gpu \
   --config=junit.jupiter.execution.timeout.default=120s --details=testfeed > "$OUT/gpu-tests-a.log" 2>&1
 echo "exit $?"; summary "$OUT/gpu-tests-a.log"; unfinished "$OUT/gpu-tests-a.log"
 echo "== second JVM: every other class"
-timeout -s KILL 330 bash .gpu/run test --scan-class-path --include-tag gpu --exclude-classname ".*($excluded)\$" \
+timeout -s QUIT -k 5 330 bash .gpu/run test --scan-class-path --include-tag gpu --exclude-classname ".*($excluded)\$" \
   --config=junit.jupiter.execution.timeout.default=180s --details=testfeed > "$OUT/gpu-tests-b.log" 2>&1
 echo "exit $?"; summary "$OUT/gpu-tests-b.log"; unfinished "$OUT/gpu-tests-b.log"
