@@ -30,8 +30,10 @@ final class CommHealth {
      * checks in between read only what the streams already know (a rejected launch at once). A fault of finished
      * work may so wait this long for a call to find it; {@code getAsyncError} and the watchdog ask at once. A
      * query costs microseconds on a busy GPU (3.6 to 4.4 µs among eight ranks), so only one stream of each fault
-     * domain is asked (on CUDA one per device, not each of the paths' and the caller's), and one clock read per
-     * check instead of one per stream spares a small call tens of nanoseconds.
+     * domain is asked (on CUDA one per device, not each of the paths' and the caller's; and the CUDA backend asks a
+     * device again only once no stream of it answered within a millisecond, so communicators sharing a device share
+     * their queries), and one clock read per check instead of one per stream spares a small call tens of
+     * nanoseconds.
      */
     static final long POLL_NANOS = 10_000_000;
 

@@ -46,6 +46,8 @@ public final class CudaBackend implements Backend {
     private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
     private final WrappedStreams wrappers;
     private final SyncCopies sync;
+    /** How often the streams of each device are asked for faults (one clean answer covers the device's streams). */
+    private final QueryPacing queryPacing;
     private final boolean[] memOpsChecked;
     private final AtomicLong deviceBytes = new AtomicLong();
     /** CUDA_DEVICE_MAX_CONNECTIONS as CUDA reads it when the process starts: 8 unless set, at most 32. */
@@ -55,6 +57,7 @@ public final class CudaBackend implements Backend {
     CudaBackend(FlexLinkConfig config) {
         this.config = config;
         this.devices = CudaLibraries.deviceCount();
+        this.queryPacing = new QueryPacing(devices, StreamStatus.QUERY_INTERVAL_NANOS, System::nanoTime);
         this.kernels = new ReduceKernels(new KernelCompiler(), devices);
         this.nccl = new NcclTransport(this);
         this.wrappers = new WrappedStreams(this, devices);
@@ -263,6 +266,10 @@ public final class CudaBackend implements Backend {
         CudaStream s = new CudaStream(this, device, label, newStream(device, label), true);
         streams.add(s);
         return s;
+    }
+
+    QueryPacing queryPacing() {
+        return queryPacing;
     }
 
     static CUstream_st newStream(int device, String label) {

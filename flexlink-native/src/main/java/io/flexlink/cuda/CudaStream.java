@@ -62,7 +62,7 @@ public final class CudaStream implements RuntimeStream {
         this.label = label;
         this.handle = handle;
         this.owned = owned;
-        this.status = new StreamStatus(handle, label);
+        this.status = new StreamStatus(handle, label, backend.queryPacing());
         this.kernels = new StreamKernels(status, backend, device, handle);
         this.batches = new BatchMemOps(status, handle);
         this.scratch = new Scratch(backend, device);
@@ -303,12 +303,13 @@ public final class CudaStream implements RuntimeStream {
 
     /**
      * The sticky failure; also polls the stream (cudaStreamQuery, non-blocking, at most every
-     * {@link StreamStatus#QUERY_INTERVAL_NANOS}), so that faults of finished work show up. A stream
-     * released by a communicator's abort is not failed: it ran on with garbage data and stays usable.
+     * {@link StreamStatus#QUERY_INTERVAL_NANOS}, and not while another stream of its device answered within that
+     * time, {@link QueryPacing}), so that faults of finished work show up. A stream released by a communicator's
+     * abort is not failed: it ran on with garbage data and stays usable.
      */
     @Override
     public FlexLinkException failure() {
-        return status.failure();
+        return status.failure(deviceAssumed ? QueryPacing.ALONE : device);
     }
 
     /**

@@ -12,8 +12,13 @@ import org.bytedeco.javacpp.IntPointer;
  * cannot invalidate an application's graph.
  */
 final class StreamStatus {
-    /** Polls with cudaStreamQuery at most this often: every collective asks (FlexLink's error check). */
+    /**
+     * Polls with cudaStreamQuery at most this often per stream, and per device once one of its streams answered
+     * ({@link QueryPacing}): every collective asks (FlexLink's error check).
+     */
     static final long QUERY_INTERVAL_NANOS = 1_000_000;
+    /** What {@link #query()} answers for a stream being captured, which it does not ask. */
+    private static final int NOT_ASKED = -1;
 
     private final CUstream_st handle;
     private final String label;
@@ -25,11 +30,14 @@ final class StreamStatus {
     private final IntPointer captureStatus = new IntPointer(1L);
     private volatile FlexLinkException failure;
     private volatile boolean closed;
-    private volatile long queriedAt = System.nanoTime() - QUERY_INTERVAL_NANOS;
+    private final QueryPacing pacing;
+    private volatile long queriedAt;
 
-    StreamStatus(CUstream_st handle, String label) {
+    StreamStatus(CUstream_st handle, String label, QueryPacing pacing) {
         this.handle = handle;
         this.label = label;
+        this.pacing = pacing;
+        this.queriedAt = pacing.now() - QUERY_INTERVAL_NANOS;
     }
 
     boolean closed() {
@@ -70,19 +78,23 @@ final class StreamStatus {
     }
 
     /**
-     * The failure kept, after polling the stream (cudaStreamQuery, non-blocking, at most every {@link #QUERY_INTERVAL_NANOS}),
-     * so that faults of finished work show up. A stream released by a communicator's abort is not failed:
-     * it ran on with garbage data and stays usable.
+     * The failure kept, after polling the stream (cudaStreamQuery, non-blocking) when {@link QueryPacing} says it is
+     * due, so that faults of finished work show up; {@code device} is the stream's, or {@link QueryPacing#ALONE}.
+     * A stream released by a communicator's abort is not failed: it ran on with garbage data and stays usable.
      */
-    FlexLinkException failure() {
-        FlexLinkException f = failure;
-        long now = System.nanoTime();
-        if (f == null && !closed && now - queriedAt >= QUERY_INTERVAL_NANOS) {
+    FlexLinkException failure(int device) {
+        if (failure != null || closed) {
+            return failure;
+        }
+        long now = pacing.now();
+        if (pacing.due(device, queriedAt, now)) {
             // query() asks the capture state first: a query of a stream being captured would invalidate the
-            // application's graph, so such a stream answers "not ready" without one
+            // application's graph, so such a stream is not asked, and answers for no other
             queriedAt = now;
             int rc = query();
-            if (rc != 0 && rc != cudart.cudaErrorNotReady) {
+            if (rc == 0 || rc == cudart.cudaErrorNotReady) {
+                pacing.clean(device, now);
+            } else if (rc != NOT_ASKED) {
                 fail(rc, "cudaStreamQuery", false);
             }
         }
@@ -95,8 +107,8 @@ final class StreamStatus {
             return true;
         }
         int rc = query();
-        if (rc == cudart.cudaErrorNotReady) {
-            return false;
+        if (rc == cudart.cudaErrorNotReady || rc == NOT_ASKED) {
+            return false; // a stream being captured: its work is a graph's, not yet anything that runs
         }
         if (rc != 0) {
             fail(rc, "cudaStreamQuery", false);
@@ -107,7 +119,7 @@ final class StreamStatus {
     /** cudaStreamQuery in relaxed capture mode (see {@link CaptureMode}); never of a stream being captured. */
     private int query() {
         if (isCapturing()) {
-            return cudart.cudaErrorNotReady; // its work is a graph's, not yet anything that runs
+            return NOT_ASKED;
         }
         int[] mode = CaptureMode.relax();
         try {
