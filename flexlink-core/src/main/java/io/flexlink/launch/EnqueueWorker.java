@@ -92,6 +92,7 @@ public final class EnqueueWorker implements AutoCloseable {
         CallPlan copy = plans[(int) (seq % RING)];
         copy.call.set(p.call.collective, p.call.send, p.call.recv, p.call.count, p.call.type, p.call.op,
                 p.call.root, p.call.stream);
+        copy.call.uncaptured = p.call.uncaptured;
         System.arraycopy(p.lengths, 0, copy.lengths, 0, p.lengths.length);
         caller = Thread.currentThread();
         submitted = seq + 1;

@@ -90,6 +90,7 @@ public final class Launcher implements AutoCloseable {
         }
         p.captured = c.stream.isCapturing();
         p.captureKnown = true;
+        c.uncaptured = !p.captured;
         if (p.captured) {
             shares.current(c.collective, bytes, p.fractions);
             p.token = -1;
@@ -214,6 +215,7 @@ public final class Launcher implements AutoCloseable {
         p.token = -1;
         p.captured = c.stream.isCapturing();
         p.captureKnown = true;
+        c.uncaptured = !p.captured;
         if (p.captured) {
             for (int i = 0; i < aux.length; i++) {
                 if (!aux[i].capturable()) {

@@ -66,6 +66,15 @@ public interface RuntimeStream extends Stream {
     }
 
     /**
+     * Enqueues {@code runs}, independent copies of rows, as one operation where the backend can (one
+     * {@code cudaMemcpy3DBatchAsync} on CUDA); by default each as its own. Never while the stream is being
+     * captured: CUDA has no graph node for a batch of copies.
+     */
+    default void copyRowRuns(RowRuns runs) {
+        runs.enqueueEach(this);
+    }
+
+    /**
      * The chain of reductions of {@link ReduceChain} over {@code ranks} inputs in one operation where the
      * backend can (one kernel on CUDA): {@code dst = a op row[0] op row[1] ... op row[k-1]}, row {@code t}
      * at {@code rows + t * pitch} ({@code count} elements each), step {@code t} with

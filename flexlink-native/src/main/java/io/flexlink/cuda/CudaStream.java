@@ -9,6 +9,7 @@ import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RowRuns;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 import io.flexlink.runtime.MemOps;
@@ -52,6 +53,7 @@ public final class CudaStream implements RuntimeStream {
     private final StreamStatus status;
     private final StreamKernels kernels;
     private final BatchMemOps batches;
+    private final BatchCopies copies;
     private final Scratch scratch;
     /** A foreign stream first met inside a capture: its device is the caller's, not yet asked of CUDA. */
     volatile boolean deviceAssumed;
@@ -65,6 +67,7 @@ public final class CudaStream implements RuntimeStream {
         this.status = new StreamStatus(handle, label, backend.queryPacing());
         this.kernels = new StreamKernels(status, backend, device, handle);
         this.batches = new BatchMemOps(status, handle);
+        this.copies = new BatchCopies(status, handle);
         this.scratch = new Scratch(backend, device);
     }
 
@@ -172,6 +175,15 @@ public final class CudaStream implements RuntimeStream {
                 cudart.cudaMemcpyDefault, handle);
         if (rc != 0) {
             throw fail(rc, "cudaMemcpy2DAsync", false);
+        }
+    }
+
+    /** One {@code cudaMemcpy3DBatchAsync} for all the runs ({@link BatchCopies}), else each as its own copy. */
+    @Override
+    public void copyRowRuns(RowRuns runs) {
+        checkOpen();
+        if (runs.size() < 2 || !copies.enqueue(runs)) {
+            runs.enqueueEach(this);
         }
     }
 
@@ -363,6 +375,7 @@ public final class CudaStream implements RuntimeStream {
         }
         scratch.close();
         batches.close();
+        copies.close();
         kernels.close();
     }
 

@@ -1,0 +1,69 @@
+package io.flexlink.path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flexlink.Collective;
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.ReduceOp;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.RowRuns;
+import io.flexlink.runtime.host.HostBackend;
+import io.flexlink.testing.CollectiveHarness;
+import io.flexlink.testing.PathStreams;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A rank between others sends its pieces for the consumers after it and before it, and reads its rows from the
+ * producers on either side of it, as two runs of rows each: the staged path hands both to its stream as one
+ * {@code copyRowRuns} (one {@code cudaMemcpy3DBatchAsync} on CUDA), in calls the launcher found uncaptured,
+ * and every element still arrives.
+ */
+class StagedRowRunsTest {
+    @Test
+    void aMiddleRanksPiecesAndRowsGoOutAsOneOperationOfTwoRuns() {
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "pcie")
+                .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").set(FlexLinkConfig.CHUNK_BYTES, "64K")
+                .set(FlexLinkConfig.SLOTS, "2").set(FlexLinkConfig.TUNING_CACHE, "off").build();
+        Map<String, Long> ops = new ConcurrentHashMap<>();
+        try (HostBackend host = new HostBackend(config)) {
+            PathStreams traced = new PathStreams(host, PathStreams.Mode.COUNT);
+            traced.listen((label, m, a) -> {
+                if (label.endsWith(".r3")) {
+                    String what = m.getName().equals("copyRowRuns") ? "copyRowRuns(" + ((RowRuns) a[0]).size() + ")"
+                            : m.getName();
+                    ops.merge(label.substring(0, label.length() - 3) + " " + what, 1L, Long::sum);
+                }
+            });
+            Communicator[] comms = FlexLink.initAll(traced, config, new int[8]);
+            try (CollectiveHarness h = new CollectiveHarness(host, comms)) {
+                CollectiveHarness.Outcome o = h.run(Collective.ALL_REDUCE, DataType.INT32, ReduceOp.SUM, 80_000, 0,
+                        false, 11);
+                assertEquals(0, o.wrong, o.toString());
+                assertTrue(o.bytes("pcie") > 0, o.toString());
+            } finally {
+                for (Communicator comm : comms) {
+                    comm.close();
+                }
+            }
+        }
+        long chunks = ops.getOrDefault("pcie.recv reduceRows", 0L);
+        assertTrue(chunks > 1, "several chunks: " + ops);
+        assertEquals(chunks, batches(ops, "pcie.send"), "each chunk's contributions: one operation of their runs of "
+                + "pieces (a short last piece makes a run of its own): " + ops);
+        assertEquals(0L, ops.getOrDefault("pcie.send copyRows", 0L), "no piece goes alone: " + ops);
+        assertEquals(2 * chunks, batches(ops, "pcie.recv"), "each chunk's contributions and its results, each one "
+                + "operation over the producers on either side: " + ops);
+        assertEquals(0L, ops.getOrDefault("pcie.recv copyRowsFromHost", 0L), "no row read alone: " + ops);
+    }
+
+    /** {@code copyRowRuns} of two runs or more on {@code lane}. */
+    private static long batches(Map<String, Long> ops, String lane) {
+        return ops.entrySet().stream().filter(e -> e.getKey().startsWith(lane + " copyRowRuns("))
+                .mapToLong(Map.Entry::getValue).sum();
+    }
+}
