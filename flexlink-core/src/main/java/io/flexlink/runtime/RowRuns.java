@@ -20,7 +20,7 @@ public final class RowRuns {
     private PinnedMemory[] host = new PinnedMemory[4];
     private int size;
 
-    /** Adds {@link RuntimeStream#copyRows}'s copy. */
+    /** Adds {@link RuntimeStream#copyRows}'s copy (none of no bytes). */
     public void add(long dst, long dstPitch, long src, long srcPitch, long width, long rows) {
         put(dst, dstPitch, null, src, srcPitch, width, rows);
     }
@@ -32,6 +32,9 @@ public final class RowRuns {
     }
 
     private void put(long d, long dp, PinnedMemory m, long s, long sp, long w, long r) {
+        if (w <= 0 || r <= 0) {
+            return; // nothing to copy (and CUDA refuses an empty extent)
+        }
         if (size == dst.length) {
             int n = 2 * size;
             dst = Arrays.copyOf(dst, n);

@@ -37,23 +37,31 @@ final class BatchCopies implements AutoCloseable {
     /** Whether the offsets above are those of the CUDA headers the presets were built with. */
     static final boolean LAYOUT = layoutMatches();
 
+    /**
+     * Set once CUDA refused a batch as such (not supported, not permitted, an argument it does not take) rather
+     * than a fault of earlier work: from then on every run goes as its own copy, which does the same work.
+     */
+    private static volatile boolean refused;
+
     private final StreamStatus status;
     private final CUstream_st handle;
+    private final int device;
     private cudaMemcpy3DBatchOp ops;
     private int capacity;
 
-    BatchCopies(StreamStatus status, CUstream_st handle) {
+    BatchCopies(StreamStatus status, CUstream_st handle, int device) {
         this.status = status;
         this.handle = handle;
+        this.device = device;
     }
 
     /**
-     * Enqueues {@code runs} as one batch; false (nothing enqueued) where it cannot: the layout check failed, or a
-     * run has rows closer than their width, which a 2D copy cannot express either.
+     * Enqueues {@code runs} as one batch; false (nothing enqueued) where it cannot: the layout check failed, CUDA
+     * refused a batch before, or a run has rows closer than their width, which a 2D copy cannot express either.
      */
     boolean enqueue(RowRuns runs) {
         int n = runs.size();
-        if (!LAYOUT || n > 255) {
+        if (!LAYOUT || refused) {
             return false;
         }
         for (int i = 0; i < n; i++) {
@@ -64,11 +72,13 @@ final class BatchCopies implements AutoCloseable {
             }
         }
         if (n > capacity) {
+            int grown = Math.max(n, 2 * capacity);
+            cudaMemcpy3DBatchOp bigger = new cudaMemcpy3DBatchOp(grown); // before the old one goes: it may throw
             if (ops != null) {
                 ops.close();
             }
-            capacity = Math.max(n, 2 * capacity);
-            ops = new cudaMemcpy3DBatchOp(capacity);
+            ops = bigger;
+            capacity = grown;
         }
         long base = ops.address();
         UNSAFE.setMemory(base, (long) n * OP_BYTES, (byte) 0);
@@ -85,7 +95,16 @@ final class BatchCopies implements AutoCloseable {
             UNSAFE.putInt(p + ORDER, cudart.cudaMemcpySrcAccessOrderStream);
             UNSAFE.putInt(p + FLAGS, cudart.cudaMemcpyFlagDefault);
         }
+        Devices.use(device); // as a kernel launch: the batch is the stream's device's whatever thread enqueues it
         int rc = cudart.cudaMemcpy3DBatchAsync(n, ops, 0, handle);
+        if (rc == cudart.cudaErrorNotSupported || rc == cudart.cudaErrorNotPermitted
+                || rc == cudart.cudaErrorInvalidValue) {
+            // refused before anything was enqueued: the copies one by one do the same, and say so if they fail
+            refused = true;
+            LOG.debug("PATH cudaMemcpy3DBatchAsync refused ({}): copies are not batched from now on",
+                    CudaLibraries.cudaError(rc));
+            return false;
+        }
         if (rc != 0) {
             throw status.fail(rc, "cudaMemcpy3DBatchAsync(" + n + " copies)", false);
         }

@@ -67,7 +67,7 @@ public final class CudaStream implements RuntimeStream {
         this.status = new StreamStatus(handle, label, backend.queryPacing());
         this.kernels = new StreamKernels(status, backend, device, handle);
         this.batches = new BatchMemOps(status, handle);
-        this.copies = new BatchCopies(status, handle);
+        this.copies = new BatchCopies(status, handle, device);
         this.scratch = new Scratch(backend, device);
     }
 
@@ -181,10 +181,15 @@ public final class CudaStream implements RuntimeStream {
     /** One {@code cudaMemcpy3DBatchAsync} for all the runs ({@link BatchCopies}), else each as its own copy. */
     @Override
     public void copyRowRuns(RowRuns runs) {
-        checkOpen();
-        if (runs.size() < 2 || !copies.enqueue(runs)) {
+        if (!copyRowRunsBatched(runs)) {
             runs.enqueueEach(this);
         }
+    }
+
+    /** {@link #copyRowRuns} as one batch, if it can be one (two runs or more that a batch can express). */
+    boolean copyRowRunsBatched(RowRuns runs) {
+        checkOpen();
+        return runs.size() >= 2 && copies.enqueue(runs);
     }
 
     @Override

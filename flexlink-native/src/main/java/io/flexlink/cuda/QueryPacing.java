@@ -10,12 +10,16 @@ import java.util.function.LongSupplier;
  * interval. Several communicators on one device (eight ranks of one GPU, or a data-parallel and a tensor-parallel
  * communicator of one rank) each check their health at every call; without this, each asked the same device again
  * (4 to 6 µs a query on a busy GPU). An answer that found a fault is not shared: every stream then asks for itself
- * and keeps what it finds, so a fault that is the stream's own (a destroyed handle) stays the stream's. A stream
- * whose device is only assumed ({@link CudaStream#deviceAssumed}) is paced alone.
+ * and keeps what it finds. A fault that is a stream's own (a destroyed handle) is found by that stream's own
+ * query, which the device's answers put off for at most {@link #STALE} intervals: communicators polling in turn
+ * could otherwise keep the device answered for ever. A stream whose device is only assumed
+ * ({@link CudaStream#deviceAssumed}) is paced alone.
  */
 final class QueryPacing {
     /** The device of a stream paced alone. */
     static final int ALONE = -1;
+    /** A stream not asked itself for this many intervals is asked whatever its device's answers say. */
+    static final int STALE = 32;
 
     private final long interval;
     private final LongSupplier clock;
@@ -39,10 +43,12 @@ final class QueryPacing {
     /**
      * Whether a stream of {@code device} ({@link #ALONE} for one paced alone), last asked at {@code streamAskedAt},
      * is to be asked at {@code now}: neither it nor, on a known device, any stream of its device answered within
-     * the interval.
+     * the interval; or it was not asked itself for {@link #STALE} intervals.
      */
     boolean due(int device, long streamAskedAt, long now) {
-        return now - streamAskedAt >= interval && (device == ALONE || now - cleanAt.get(device) >= interval);
+        long since = now - streamAskedAt;
+        return since >= interval && (device == ALONE || now - cleanAt.get(device) >= interval
+                || since >= STALE * interval);
     }
 
     /** A stream of {@code device} answered at {@code now} without a fault. */

@@ -15,9 +15,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Two runs of rows as one {@code cudaMemcpy3DBatchAsync} ({@link BatchCopies}): the presets lay the operation out
- * as this backend writes it, and each run's rows land at their pitch in both directions (device to pinned host,
- * pinned host to device) while the bytes between and around them keep their poison.
+ * Runs of rows as one {@code cudaMemcpy3DBatchAsync} ({@link BatchCopies}): the presets lay the operation out as
+ * this backend writes it, the runs go as one batch (not a copy each), and each run's rows land at their pitch in
+ * both directions (device to pinned host, pinned host to device), a single row without a pitch too, while the
+ * bytes between and around them keep their poison.
  */
 @Tag("gpu")
 class BatchCopiesGpuTest {
@@ -45,6 +46,30 @@ class BatchCopiesGpuTest {
     }
 
     @Test
+    void aSingleRowWithoutAPitchGoesInTheBatchAsItsWidth() {
+        byte[] data = CudaBackendGpuTest.random(3 * WIDTH, 43);
+        RuntimeStream s = backend.createStream(0, "test.row");
+        try (DeviceMemory dev = backend.allocate(0, 3 * WIDTH); PinnedMemory host = backend.allocatePinned(4 * WIDTH)) {
+            backend.upload(dev.address(), ByteBuffer.wrap(data));
+            UNSAFE.setMemory(host.hostAddress(), 4 * WIDTH, POISON);
+            RowRuns runs = new RowRuns();
+            runs.add(host.deviceAddress(), 0, dev.address(), 0, WIDTH, 1); // a shared row: pitch 0, as a broadcast's
+            runs.add(host.deviceAddress() + 2L * WIDTH, WIDTH, dev.address() + WIDTH, WIDTH, WIDTH, 2);
+            runs.add(host.deviceAddress() + WIDTH, 0, dev.address(), 0, 0, 1); // no bytes: not a run at all
+            assertEquals(2, runs.size());
+            assertTrue(((CudaStream) s).copyRowRunsBatched(runs));
+            s.synchronize();
+            for (int b = 0; b < 4 * WIDTH; b++) {
+                int row = b / WIDTH;
+                byte want = row == 1 ? POISON : data[(row == 0 ? 0 : row - 1) * WIDTH + b % WIDTH];
+                assertEquals(want, UNSAFE.getByte(host.hostAddress() + b), "byte " + b);
+            }
+        } finally {
+            s.close();
+        }
+    }
+
+    @Test
     void twoRunsFromTheDeviceAndBackLandRowByRow() {
         int deviceBytes = 8 * DEVICE_PITCH;
         int hostBytes = 8 * HOST_PITCH;
@@ -60,7 +85,7 @@ class BatchCopiesGpuTest {
             out.add(host.deviceAddress(), HOST_PITCH, dev.address(), DEVICE_PITCH, WIDTH, 3);
             out.add(host.deviceAddress() + 4L * HOST_PITCH, HOST_PITCH, dev.address() + 5L * DEVICE_PITCH, DEVICE_PITCH,
                     WIDTH, 2);
-            s.copyRowRuns(out);
+            assertTrue(((CudaStream) s).copyRowRunsBatched(out), "one cudaMemcpy3DBatchAsync, not a copy per run");
             s.synchronize();
             int[] hostRowFrom = {0, 1, 2, -1, 5, 6, -1, -1};
             for (int r = 0; r < 8; r++) {
@@ -74,7 +99,7 @@ class BatchCopiesGpuTest {
             RowRuns in = new RowRuns();
             in.addFromHost(back.address() + DEVICE_PITCH, DEVICE_PITCH, host, 4L * HOST_PITCH, HOST_PITCH, WIDTH, 2);
             in.addFromHost(back.address() + 6L * DEVICE_PITCH, DEVICE_PITCH, host, 0, HOST_PITCH, WIDTH, 2);
-            s.copyRowRuns(in);
+            assertTrue(((CudaStream) s).copyRowRunsBatched(in));
             s.synchronize();
             byte[] got = new byte[deviceBytes];
             backend.download(ByteBuffer.wrap(got), back.address());

@@ -8,7 +8,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The pacing of the CUDA streams' fault queries on an injected clock: one clean answer of a device's stream covers
- * the device's other streams for the interval; a fault, an assumed device and the stream's own interval do not.
+ * the device's other streams for the interval, but not past {@link QueryPacing#STALE} intervals of a stream's own;
+ * an assumed device and the stream's own interval are paced alone.
  */
 class QueryPacingTest {
     private static final long MS = 1_000_000;
@@ -46,6 +47,19 @@ class QueryPacingTest {
         pacing.clean(QueryPacing.ALONE, clock.get());
         assertTrue(pacing.due(0, neverAsked, clock.get()), "its answer says nothing of device 0");
         assertTrue(pacing.due(1, neverAsked, clock.get()));
+    }
+
+    @Test
+    void aStreamPutOffByItsDevicesAnswersIsAskedOnceItsOwnAnswerIsStale() {
+        long askedAt = clock.get();
+        for (int i = 1; i < QueryPacing.STALE; i++) {
+            clock.addAndGet(MS);
+            pacing.clean(0, clock.get()); // another communicator's stream answers every interval
+            assertFalse(pacing.due(0, askedAt, clock.get()), "put off after " + i + " intervals");
+        }
+        clock.addAndGet(MS);
+        pacing.clean(0, clock.get());
+        assertTrue(pacing.due(0, askedAt, clock.get()), "a stream's own fault is asked for at least this often");
     }
 
     @Test
