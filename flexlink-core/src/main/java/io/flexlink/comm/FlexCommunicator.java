@@ -68,7 +68,8 @@ public final class FlexCommunicator extends ParentCommunicator {
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
                      List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
-                     Duration timeout, Runnable tellPeers, boolean enqueueThread, CommSplitter splitter) {
+                     Duration timeout, Runnable tellPeers, boolean enqueueThread, boolean groupGate,
+                     CommSplitter splitter) {
         super(rank, size, device, splitter, backend);
         this.backend = backend;
         this.transport = transport;
@@ -78,15 +79,16 @@ public final class FlexCommunicator extends ParentCommunicator {
         this.shares = shares;
         this.grouped = new GroupedCalls(aux.length);
         this.member = new GroupMember(() -> planAndLaunchPrimary(false), () -> launchAuxiliaryAndJoin(false),
-                this::underCallLock, () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear);
+                this::underCallLock, () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear,
+                this::releaseHeld);
         this.alone = new GroupMember(() -> planAndLaunchPrimary(true), () -> launchAuxiliaryAndJoin(true),
-                this::underCallLock, () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear);
+                this::underCallLock, () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear, () -> { });
         List<String> names = PathNames.of(primary, aux);
         int[] streams = PathNames.streams(aux);
         this.counters = new PathCounters(names);
         this.timer = shares.timed() ? new CallTimer(backend, device, streams, shares, counters) : null;
         this.launcher = new Launcher(backend, device, rank, size, primary, aux, shares, minSplitBytes, counters, timer,
-                enqueueThread);
+                enqueueThread, groupGate);
         this.life = new CommLifecycle(backend, rank, size, device, primary, aux, timeout, toString(), tellPeers,
                 launcher::drain, launcher::stopAndRelease);
         this.lock = life.lock;
@@ -337,6 +339,21 @@ public final class FlexCommunicator extends ParentCommunicator {
             if (!alone) {
                 lock.unlock();
             }
+        }
+    }
+
+    /**
+     * After the group's end: the calls this communicator held ({@code flexlink.groupGate}) may run. A torn-down
+     * communicator let them go when its launcher closed.
+     */
+    private void releaseHeld() {
+        lock.lock();
+        try {
+            if (!life.teardown.done()) {
+                launcher.releaseHeld();
+            }
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -174,6 +174,14 @@ public final class FlexLinkConfig {
                     + "captured and point-to-point calls stay on the calling thread. `off` (default): everything on "
                     + "the calling thread (docs/design.md).",
             SettingParsers.onOff());
+    /** See {@link #groupGate()}. */
+    public static final Setting<Boolean> GROUP_GATE = define("flexlink.groupGate", "off",
+            "`on`: in a group of several communicators (one thread driving several ranks), the auxiliary paths' work "
+                    + "of each split call waits on a word in host memory that the group's end writes once every call "
+                    + "of the group is enqueued, so that none of it runs while the thread still enqueues the others "
+                    + "(a wait in each path stream's first flag batch; captured calls are not held). `off` (default): "
+                    + "each call's work starts as soon as it is enqueued (docs/design.md).",
+            SettingParsers.onOff());
 
     // ---- data-parallel gradient buckets (io.flexlink.ddp) ----
     /** Most bytes of gradients per bucket of io.flexlink.ddp.GradientBuckets (after the first). */
@@ -335,6 +343,11 @@ public final class FlexLinkConfig {
     /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
     public boolean enqueueThread() {
         return get(ENQUEUE_THREAD);
+    }
+
+    /** Whether a group's split calls hold their auxiliary paths' work until the whole group is enqueued. */
+    public boolean groupGate() {
+        return get(GROUP_GATE);
     }
 
     public int balanceWindow() {

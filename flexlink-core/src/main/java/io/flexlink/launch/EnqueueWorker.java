@@ -93,6 +93,8 @@ public final class EnqueueWorker implements AutoCloseable {
         copy.call.set(p.call.collective, p.call.send, p.call.recv, p.call.count, p.call.type, p.call.op,
                 p.call.root, p.call.stream);
         copy.call.uncaptured = p.call.uncaptured;
+        copy.call.gate = p.call.gate;
+        copy.call.gateValue = p.call.gateValue;
         System.arraycopy(p.lengths, 0, copy.lengths, 0, p.lengths.length);
         caller = Thread.currentThread();
         submitted = seq + 1;

@@ -35,9 +35,18 @@ public final class Groups {
 
         /** {@code ncclGroupSimulateEnd}: the seconds this communicator's calls of the group would take. */
         double estimateSeconds();
+
+        /**
+         * After the last phase, whatever happened in it: the calls this member held until the group was enqueued
+         * ({@link #holding}) may run. Never throws.
+         */
+        default void releaseHeld() {
+        }
     }
 
     private int depth;
+    /** True while a group of several members launches: their calls may hold their work until it ends. */
+    private boolean holding;
     private FlexLinkException failed;
     private final List<PrimaryTransport> started = new ArrayList<>();
     private final List<Member> members = new ArrayList<>();
@@ -78,6 +87,7 @@ public final class Groups {
                 failure = new FlexLinkException(g.failed.result(), "groupEnd: the group was cancelled, nothing of "
                         + "it was launched, because a call of it failed: " + g.failed.detail(), g.failed);
             } else {
+                g.holding = g.members.size() > 1;
                 for (Member m : g.members) {
                     failure = keepFirst(failure, m::launchPrimary);
                 }
@@ -93,6 +103,12 @@ public final class Groups {
                 }
             }
         } finally {
+            if (g.holding) {
+                g.holding = false;
+                for (Member m : g.members) {
+                    m.releaseHeld(); // also after a failure: a call handed to an enqueue thread is enqueued anyway
+                }
+            }
             g.started.clear();
             g.members.clear();
             g.failed = null;
@@ -166,6 +182,11 @@ public final class Groups {
             first.addSuppressed(e);
         }
         return first;
+    }
+
+    /** True while this thread ends a group of several members: a split call may hold its work until the end. */
+    public boolean holding() {
+        return holding;
     }
 
     /** True inside a group on this thread. */

@@ -48,11 +48,17 @@ public final class Launcher implements AutoCloseable {
     private final PeerOps exchange = new PeerOps();
     /** Null when the auxiliary paths are enqueued on the caller's thread. */
     private final EnqueueWorker worker;
+    /** Null unless {@code flexlink.groupGate} is on (and there is an auxiliary path to hold). */
+    private final GroupGate gate;
     private boolean warnedCapture;
 
-    /** @param enqueueThread whether the auxiliary paths get an enqueue thread ({@link EnqueueWorker}) */
+    /**
+     * @param enqueueThread whether the auxiliary paths get an enqueue thread ({@link EnqueueWorker})
+     * @param groupGate     whether a group's split calls hold their auxiliary work until the group is enqueued
+     */
     public Launcher(Backend backend, int device, int rank, int ranks, Path primary, Path[] aux, Shares shares,
-                    long minSplitBytes, PathCounters counters, CallTimer timer, boolean enqueueThread) {
+                    long minSplitBytes, PathCounters counters, CallTimer timer, boolean enqueueThread,
+                    boolean groupGate) {
         this.ranks = ranks;
         this.primary = primary;
         this.aux = aux;
@@ -63,6 +69,7 @@ public final class Launcher implements AutoCloseable {
         this.timer = timer;
         this.fork = backend.createEvent(device, false);
         this.worker = enqueueThread && aux.length > 0 ? new EnqueueWorker(backend, device, rank, aux, counters) : null;
+        this.gate = groupGate && aux.length > 0 ? new GroupGate(backend) : null;
         this.inPlaceInputs = new GroupScratch(backend, device);
         this.preScaled = new PreScaledInputs(backend, device, ranks);
         this.joins = new RuntimeEvent[aux.length][];
@@ -129,6 +136,11 @@ public final class Launcher implements AutoCloseable {
         }
         // timed whenever the balancer asks, split or not: its probe of the primary path alone is a measurement too
         p.timerSlot = timer != null && p.token >= 0 ? timer.begin(p.token, c.stream) : -1;
+        if (p.split && gate != null && !p.captured && Groups.current().holding()) {
+            // a replay of a graph has no group end to let it go: only eager calls are held
+            c.gate = gate.word();
+            c.gateValue = gate.hold();
+        }
         if (p.split) {
             // timed and captured calls keep their auxiliary part on this thread: their events are this thread's
             p.async = worker != null && !p.captured && p.timerSlot < 0 && worker.hasRoom();
@@ -312,10 +324,21 @@ public final class Launcher implements AutoCloseable {
         return p.timerSlot >= 0 ? timer.auxDone(p.timerSlot, i, k) : joins[i][k];
     }
 
+    /** After the group's end enqueued everything: the held calls' work may run (a host write). */
+    public void releaseHeld() {
+        if (gate != null) {
+            gate.open();
+        }
+    }
+
     @Override
     public void close() {
         if (worker != null) {
             worker.close();
+        }
+        if (gate != null) {
+            gate.open(); // nothing may stay held past the communicator
+            gate.close();
         }
         fork.close();
         inPlaceInputs.close();

@@ -79,6 +79,14 @@ final class StagedAlgorithms implements AutoCloseable {
     /** Enqueues elements {@code [offset, offset + length)} of {@code call}. */
     void run(CollectiveCall call, long offset, long length) {
         batchRuns(call.uncaptured);
+        if (call.gate != null) {
+            // held until the group is enqueued: the first wait of each lane's first batch
+            send.waitAtLeast(call.gate, 0, call.gateValue);
+            recv.waitAtLeast(call.gate, 0, call.gateValue);
+            if (local != recv) {
+                local.waitAtLeast(call.gate, 0, call.gateValue);
+            }
+        }
         try {
             switch (call.collective) {
                 case ALL_GATHER:

@@ -40,6 +40,8 @@ public interface RuntimeStream extends Stream {
         for (int i = 0; i < ops.size(); i++) {
             if (ops.kind(i) == MemOps.WAIT) {
                 waitAny(ops.memory(i), ops.offset(i), ops.value(i));
+            } else if (ops.kind(i) == MemOps.WAIT_AT_LEAST) {
+                waitValue32(ops.memory(i), ops.offset(i), ops.value(i));
             } else {
                 writeValue32(ops.memory(i), ops.offset(i), ops.value(i));
             }

@@ -59,6 +59,12 @@ public final class Lane {
         pending.waitAny(memory, offset, mask);
     }
 
+    /** Adds a wait until the counter at {@code offset} reaches {@code value} to the pending batch. */
+    public void waitAtLeast(PinnedMemory memory, long offset, int value) {
+        flushRuns();
+        pending.waitAtLeast(memory, offset, value);
+    }
+
     /** Adds a write to the pending batch. */
     public void write(PinnedMemory memory, long offset, int value) {
         flushRuns();

@@ -9,15 +9,10 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLink;
 import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
-import io.flexlink.runtime.Backend;
-import io.flexlink.runtime.ForwardingBackend;
 import io.flexlink.runtime.RowRuns;
-import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.testing.CollectiveHarness;
 import io.flexlink.testing.PathStreams;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
@@ -66,7 +61,7 @@ class StagedRowRunsTest {
     private static Map<String, Long> rankThreesOperations(boolean captured) {
         Map<String, Long> ops = new ConcurrentHashMap<>();
         try (HostBackend host = new HostBackend(CONFIG)) {
-            PathStreams traced = new PathStreams(captured ? new CapturingCallers(host) : host,
+            PathStreams traced = new PathStreams(captured ? new io.flexlink.testing.CapturingCallers(host) : host,
                     PathStreams.Mode.COUNT);
             traced.listen((label, m, a) -> {
                 if (label.endsWith(".r3")) {
@@ -94,41 +89,5 @@ class StagedRowRunsTest {
     private static long batches(Map<String, Long> ops, String lane) {
         return ops.entrySet().stream().filter(e -> e.getKey().startsWith(lane + " copyRowRuns("))
                 .mapToLong(Map.Entry::getValue).sum();
-    }
-
-    /** Callers' streams ({@code user.*}) that say they are being captured; everything else the delegate's. */
-    private static final class CapturingCallers extends ForwardingBackend {
-        private final java.util.Set<RuntimeStream> made = ConcurrentHashMap.newKeySet();
-
-        CapturingCallers(Backend delegate) {
-            super(delegate);
-        }
-
-        @Override
-        public RuntimeStream runtimeStream(io.flexlink.Stream stream) {
-            return stream instanceof RuntimeStream && made.contains(stream) ? (RuntimeStream) stream
-                    : super.runtimeStream(stream);
-        }
-
-        @Override
-        public RuntimeStream createStream(int device, String label) {
-            RuntimeStream s = super.createStream(device, label);
-            if (!label.startsWith("user")) {
-                return s;
-            }
-            RuntimeStream capturing = (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
-                    new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
-                        if (m.getName().equals("isCapturing")) {
-                            return true;
-                        }
-                        try {
-                            return m.invoke(s, a);
-                        } catch (InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                    });
-            made.add(capturing);
-            return capturing;
-        }
     }
 }

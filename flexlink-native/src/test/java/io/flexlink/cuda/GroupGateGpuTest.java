@@ -1,0 +1,68 @@
+package io.flexlink.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flexlink.Collective;
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.ReduceOp;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.MemOps;
+import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.testing.CollectiveHarness;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code flexlink.groupGate} on the GPU: a batch's wait until a counter reaches a value
+ * ({@code CU_STREAM_WAIT_VALUE_GEQ}) holds the stream until the host writes it, and four ranks of one GPU held in
+ * their group still get every element right, call after call.
+ */
+@Tag("gpu")
+class GroupGateGpuTest {
+    @Test
+    void aBatchedWaitHoldsTheStreamUntilTheCounterReachesIt() {
+        try (CudaBackend backend = GpuTests.open(); PinnedMemory words = backend.allocatePinned(128)) {
+            RuntimeStream s = backend.createStream(0, "test.held");
+            words.writeCounter(0, 2);
+            words.writeCounter(64, 0);
+            s.memOps(new MemOps().waitAtLeast(words, 0, 3).write(words, 64, 9));
+            assertFalse(s.isIdle(), "2 has not reached 3: held");
+            assertEquals(0, words.readCounter(64));
+            words.writeCounter(0, 3);
+            s.synchronize();
+            assertEquals(9, words.readCounter(64));
+            s.close();
+        }
+    }
+
+    @Test
+    void fourRanksOfOneGpuHeldInTheirGroupGetEveryElement() {
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda")
+                .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").set(FlexLinkConfig.TUNING_CACHE, "off")
+                .set(FlexLinkConfig.GROUP_GATE, "on").build();
+        try (CudaBackend backend = GpuTests.open()) {
+            Communicator[] comms = FlexLink.initAll(backend, config, new int[4]);
+            try (CollectiveHarness h = new CollectiveHarness(backend, comms).grouped()) {
+                long seed = 1;
+                for (Collective c : new Collective[] {Collective.ALL_REDUCE, Collective.ALL_GATHER,
+                        Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL}) {
+                    for (int i = 0; i < 3; i++) {
+                        CollectiveHarness.Outcome o = h.run(c, DataType.FLOAT32, ReduceOp.SUM, (1 << 20) + 7 * i, 0,
+                                false, seed++);
+                        assertEquals(0, o.wrong, c + " call " + i + ": " + o);
+                        assertTrue(o.bytes("pcie") > 0, o.toString());
+                    }
+                }
+            } finally {
+                for (Communicator c : comms) {
+                    c.close();
+                }
+            }
+        }
+    }
+}
