@@ -90,7 +90,7 @@ public final class FlexCommunicator extends ParentCommunicator {
         this.launcher = new Launcher(backend, device, rank, size, primary, aux, shares, minSplitBytes, counters, timer,
                 enqueueThread, groupGate);
         this.life = new CommLifecycle(backend, rank, size, device, primary, aux, timeout, toString(), tellPeers,
-                launcher::drain, launcher::stopAndRelease);
+                launcher::drainForClose, launcher::stopAndRelease);
         this.lock = life.lock;
         this.health = life.health;
         this.watch = life.watch;
@@ -294,7 +294,7 @@ public final class FlexCommunicator extends ParentCommunicator {
                         throw e.result() == Result.REMOTE_ERROR && !life.abortRequested() ? health.fail(e) : e;
                     }
                 }
-                launcher.launchPrimary(p);
+                launcher.launchPrimary(p, !alone);
             }
         } catch (RuntimeException | Error e) {
             grouped.clear();

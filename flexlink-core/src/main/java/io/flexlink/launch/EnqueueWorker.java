@@ -204,6 +204,11 @@ public final class EnqueueWorker implements AutoCloseable {
         }
     }
 
+    /** Whether the thread has ended (after {@link #close}: whether what it used could be freed). */
+    boolean stopped() {
+        return !thread.isAlive();
+    }
+
     @Override
     public void close() {
         stop();

@@ -10,7 +10,8 @@ import io.flexlink.runtime.PinnedMemory;
  * cost the H200's host up to twice as much while earlier ranks' copies streamed through host memory as before they
  * started (docs/benchmarks.md), so that a thread driving eight ranks paid for the transfers it had already set
  * going. The counter only rises, so a wait is satisfied for ever once its value is written: nothing is reset under
- * a stream that has not looked yet. Used under the communicator's call lock.
+ * a stream that has not looked yet. Held under the communicator's call lock; opened also by a teardown from another
+ * thread (before it waits for the streams), hence synchronized.
  */
 final class GroupGate implements AutoCloseable {
     private final PinnedMemory word;
@@ -28,12 +29,12 @@ final class GroupGate implements AutoCloseable {
     }
 
     /** The value the next held call waits for. */
-    int hold() {
+    synchronized int hold() {
         return ++value;
     }
 
     /** Lets every held call go (a host write; idempotent). */
-    void open() {
+    synchronized void open() {
         if (opened != value) {
             opened = value;
             word.writeCounter(0, value);

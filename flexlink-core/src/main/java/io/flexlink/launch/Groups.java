@@ -106,7 +106,8 @@ public final class Groups {
             if (g.holding) {
                 g.holding = false;
                 for (Member m : g.members) {
-                    m.releaseHeld(); // also after a failure: a call handed to an enqueue thread is enqueued anyway
+                    // also after a failure: a call handed to an enqueue thread is enqueued anyway
+                    failure = keepFirst(failure, m::releaseHeld);
                 }
             }
             g.started.clear();

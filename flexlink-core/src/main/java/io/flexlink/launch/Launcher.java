@@ -125,8 +125,11 @@ public final class Launcher implements AutoCloseable {
         p.token = -1;
     }
 
-    /** Phase 1: the fork (when split), the timing start, the primary range on the caller's stream. */
-    public void launchPrimary(CallPlan p) {
+    /**
+     * Phase 1: the fork (when split), the timing start, the primary range on the caller's stream; {@code grouped}:
+     * the call is this communicator's part of the group this thread is ending (which may hold it).
+     */
+    public void launchPrimary(CallPlan p, boolean grouped) {
         CollectiveCall c = p.call;
         if (c.collective == Collective.ALL_TO_ALL && c.send == c.recv) {
             stageInPlaceInput(p);
@@ -136,7 +139,7 @@ public final class Launcher implements AutoCloseable {
         }
         // timed whenever the balancer asks, split or not: its probe of the primary path alone is a measurement too
         p.timerSlot = timer != null && p.token >= 0 ? timer.begin(p.token, c.stream) : -1;
-        if (p.split && gate != null && !p.captured && Groups.current().holding()) {
+        if (p.split && gate != null && grouped && !p.captured && Groups.current().holding()) {
             // a replay of a graph has no group end to let it go: only eager calls are held
             c.gate = gate.word();
             c.gateValue = gate.hold();
@@ -308,8 +311,18 @@ public final class Launcher implements AutoCloseable {
         }
     }
 
-    /** Stops the enqueue thread (an abort): a caller waiting to join its calls gives up. */
+    /** Before close() waits for the paths' streams: held calls go (a group may not have ended), the thread drains. */
+    public void drainForClose() {
+        releaseHeld();
+        drain();
+    }
+
+    /**
+     * Stops the enqueue thread (an abort): a caller waiting to join its calls gives up; and lets held calls go,
+     * before the teardown waits for the streams.
+     */
     public void stopAndRelease() {
+        releaseHeld();
         if (worker != null) {
             worker.stop();
         }
@@ -338,7 +351,9 @@ public final class Launcher implements AutoCloseable {
         }
         if (gate != null) {
             gate.open(); // nothing may stay held past the communicator
-            gate.close();
+            if (worker == null || worker.stopped()) {
+                gate.close(); // else a late wait of the thread's might still read it: it stays allocated
+            }
         }
         fork.close();
         inPlaceInputs.close();

@@ -2,6 +2,7 @@ package io.flexlink.launch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.Collective;
@@ -15,11 +16,18 @@ import io.flexlink.runtime.MemOps;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
+import io.flexlink.runtime.host.HostFaults;
 import io.flexlink.testing.CapturingCallers;
 import io.flexlink.testing.CollectiveHarness;
 import io.flexlink.testing.PathStreams;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -103,15 +111,111 @@ class GroupGateTest {
     }
 
     @Test
+    void nothingOfAHeldCallRunsBeforeTheGroupHasEndedAndTheNextGroupWaitsForItsOwnValue() {
+        FlexLinkConfig config = config(true);
+        AtomicLong copiesRun = new AtomicLong();
+        List<Long> runWhileEnqueueing = new ArrayList<>();
+        Map<String, List<Integer>> held = new TreeMap<>();
+        boolean[] firstGroup = {true};
+        HostFaults countCopies = (label, op) -> {
+            if (label.startsWith("pcie") && op == HostFaults.Op.COPY) {
+                copiesRun.incrementAndGet();
+            }
+            return HostFaults.Action.RUN;
+        };
+        try (HostBackend host = new HostBackend(config, countCopies)) {
+            PathStreams traced = new PathStreams(host, PathStreams.Mode.COUNT);
+            traced.listen((label, m, a) -> {
+                if (firstGroup[0] && label.endsWith(".r3") && m.getReturnType() == void.class
+                        && !m.getName().equals("synchronize")) {
+                    runWhileEnqueueing.add(copiesRun.get()); // the last rank is enqueued last: all others are held
+                }
+                if (m.getName().equals("memOps") && ((MemOps) a[0]).kind(0) == MemOps.WAIT_AT_LEAST) {
+                    held.computeIfAbsent(label, k -> new ArrayList<>()).add(((MemOps) a[0]).value(0));
+                }
+            });
+            Communicator[] comms = FlexLink.initAll(traced, config, new int[4]);
+            try (CollectiveHarness h = new CollectiveHarness(traced, comms).grouped()) {
+                for (int i = 0; i < 2; i++) {
+                    CollectiveHarness.Outcome o = h.run(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM,
+                            50_000, 0, false, 9 + i);
+                    assertEquals(0, o.wrong, o.toString());
+                    firstGroup[0] = false;
+                }
+            } finally {
+                for (Communicator c : comms) {
+                    c.close();
+                }
+            }
+        }
+        assertTrue(copiesRun.get() > 0, "the path ran");
+        assertFalse(runWhileEnqueueing.isEmpty());
+        assertTrue(runWhileEnqueueing.stream().allMatch(n -> n == 0), "no path copy ran while rank 3 was still being "
+                + "enqueued (first group): " + runWhileEnqueueing);
+        assertEquals(8, held.size(), held.toString());
+        held.forEach((stream, values) -> assertEquals(List.of(1, 2), values, stream + ": a counter per communicator, "
+                + "rising group by group"));
+    }
+
+    @Test
+    void anAbortOfAHeldCommunicatorLetsItsStreamsGoBeforeWaitingForThem() {
+        // held streams that nobody let go would keep the teardown waiting for its whole bound (10 s here)
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "pcie")
+                .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").set(FlexLinkConfig.CHUNK_BYTES, "64K")
+                .set(FlexLinkConfig.TUNING_CACHE, "off").set(FlexLinkConfig.GROUP_GATE, "on")
+                .set(FlexLinkConfig.TIMEOUT, "60s").build();
+        try (HostBackend host = new HostBackend(config)) {
+            PathStreams traced = new PathStreams(host, PathStreams.Mode.COUNT);
+            Communicator[] comms = FlexLink.initAll(traced, config, new int[4]);
+            boolean[] aborted = new boolean[1];
+            traced.listen((label, m, a) -> {
+                if (label.equals("pcie.send.r3") && m.getName().equals("waitEvent") && !aborted[0]) {
+                    aborted[0] = true; // rank 3's fork: the group's last phase, ranks 0 to 2 enqueued and held
+                    comms[0].abort(); // on the group's thread, as a watchdog's or another thread's abort could
+                }
+            });
+            assertTimeoutPreemptively(Duration.ofSeconds(8), () -> {
+                CollectiveHarness h = new CollectiveHarness(traced, comms).grouped();
+                try {
+                    h.run(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 50_000, 0, false, 3);
+                } catch (io.flexlink.FlexLinkException e) {
+                    // the callers' streams report the abort; what counts here is that nothing waited 10 s
+                }
+                for (Communicator c : comms) {
+                    c.abort();
+                    c.close();
+                }
+                try {
+                    h.close();
+                } catch (io.flexlink.FlexLinkException e) {
+                    // the same failure, from the callers' streams
+                }
+            });
+            assertTrue(aborted[0]);
+        }
+    }
+
+    @Test
     void aHeldStreamWaitsUntilItsCounterReachesTheValueAcrossTheWrap() {
-        try (HostBackend host = new HostBackend(config(true)); PinnedMemory words = host.allocatePinned(128)) {
+        CountDownLatch started = new CountDownLatch(1);
+        HostFaults seeWait = (label, op) -> {
+            if (label.equals("held")) { // the batch, about to run (a batch with a write counts as a write)
+                started.countDown();
+            }
+            return HostFaults.Action.RUN;
+        };
+        try (HostBackend host = new HostBackend(config(true), seeWait); PinnedMemory words = host.allocatePinned(128)) {
             RuntimeStream s = host.createStream(0, "held");
             words.writeCounter(0, Integer.MAX_VALUE);
             words.writeCounter(64, 0);
             MemOps ops = new MemOps().waitAtLeast(words, 0, Integer.MIN_VALUE + 1).write(words, 64, 7);
             s.memOps(ops);
-            assertFalse(s.isIdle(), "MAX_VALUE is below MIN_VALUE + 1 across the wrap: still held");
-            assertEquals(0, words.readCounter(64));
+            assertTimeoutPreemptively(Duration.ofSeconds(10), () -> started.await());
+            for (int i = 0; i < 20; i++) { // MAX_VALUE is below MIN_VALUE + 1 across the wrap: it stays held
+                LockSupport.parkNanos(1_000_000);
+                assertEquals(0, words.readCounter(64), "still held after " + i + " ms");
+            }
+            assertFalse(s.isIdle());
             words.writeCounter(0, Integer.MIN_VALUE + 1);
             s.synchronize();
             assertEquals(7, words.readCounter(64), "let go once the counter reached the value");

@@ -30,9 +30,13 @@ class GroupGateGpuTest {
             RuntimeStream s = backend.createStream(0, "test.held");
             words.writeCounter(0, 2);
             words.writeCounter(64, 0);
+            // 2 & 3 != 0: a wait encoded as CUDA's AND wait would pass at once and write within microseconds
             s.memOps(new MemOps().waitAtLeast(words, 0, 3).write(words, 64, 9));
-            assertFalse(s.isIdle(), "2 has not reached 3: held");
-            assertEquals(0, words.readCounter(64));
+            for (int i = 0; i < 50; i++) {
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+                assertEquals(0, words.readCounter(64), "2 has not reached 3: still held after " + i + " ms");
+            }
+            assertFalse(s.isIdle());
             words.writeCounter(0, 3);
             s.synchronize();
             assertEquals(9, words.readCounter(64));
