@@ -195,20 +195,23 @@ final class CommHealth {
         }
         for (int i = 0; i < streams.length; i++) {
             RuntimeStream s = streams[i];
-            FlexLinkException f;
-            if (ask && !answered[domainOf[i]] && !s.isCapturing()) {
+            if (ask && !answered[domainOf[i]] && s.pollFailure()) {
                 answered[domainOf[i]] = true;
-                f = s.failure();
-            } else {
-                f = s.knownFailure();
             }
+            FlexLinkException f = s.knownFailure();
             if (f != null) {
                 return new FlexLinkException(f.result(), owners[i].name() + " stream " + s.label() + " failed: "
                         + f.detail(), f);
             }
         }
         RuntimeStream s = lastStream;
-        FlexLinkException f = s == null ? null : ask && !answeredFor(s) ? s.failure() : s.knownFailure();
+        if (s == null) {
+            return null;
+        }
+        if (ask && !answeredFor(s)) {
+            s.pollFailure();
+        }
+        FlexLinkException f = s.knownFailure();
         return f == null ? null : new FlexLinkException(f.result(), "the caller's stream " + s.label()
                 + " failed: " + f.detail(), f);
     }

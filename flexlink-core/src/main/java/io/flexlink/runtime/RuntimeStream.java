@@ -157,6 +157,21 @@ public interface RuntimeStream extends Stream {
     io.flexlink.FlexLinkException failure();
 
     /**
+     * A health check's poll ({@link #failure()} without its result): asks the device for this stream's faults where
+     * that is allowed, and says whether this stream stood for its fault domain ({@link #faultDomain()}); what it found
+     * is then {@link #knownFailure()}. False for a stream being captured, which must not be asked: the check asks the
+     * domain's next stream. One method, so that a backend may ask the capture state once per poll, and not at all
+     * when it paces its queries and none is due.
+     */
+    default boolean pollFailure() {
+        if (isCapturing()) {
+            return false;
+        }
+        failure();
+        return true;
+    }
+
+    /**
      * What this stream's faults are shared with: when work of one stream of a domain faults, {@link #failure()} of
      * any of them finds it. A health check asks one stream per domain and reads only {@link #knownFailure()} of the
      * others. CUDA's faults of finished work are the context's (a fault poisons every stream of the device); by

@@ -64,7 +64,7 @@ public final class CudaStream implements RuntimeStream {
         this.label = label;
         this.handle = handle;
         this.owned = owned;
-        this.status = new StreamStatus(handle, label, backend.queryPacing());
+        this.status = new StreamStatus(StreamProbe.of(handle), label, backend.queryPacing());
         this.kernels = new StreamKernels(status, backend, device, handle);
         this.batches = new BatchMemOps(status, handle);
         this.copies = new BatchCopies(status, handle, device);
@@ -326,7 +326,18 @@ public final class CudaStream implements RuntimeStream {
      */
     @Override
     public FlexLinkException failure() {
-        return status.failure(deviceAssumed ? QueryPacing.ALONE : device);
+        return status.failure(pacedAs());
+    }
+
+    /** One capture check per due poll, none between (the health check's poll: {@link StreamStatus#poll}). */
+    @Override
+    public boolean pollFailure() {
+        return status.poll(pacedAs());
+    }
+
+    /** The device whose answers pace this stream's queries ({@link QueryPacing}). */
+    private int pacedAs() {
+        return deviceAssumed ? QueryPacing.ALONE : device;
     }
 
     /**

@@ -1,15 +1,13 @@
 package io.flexlink.cuda;
 
 import io.flexlink.FlexLinkException;
-import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
-import org.bytedeco.javacpp.IntPointer;
 
 /**
  * The state of one {@link CudaStream} as FlexLink and CUDA know it: closed or not, its first failure
  * (sticky: an enqueue CUDA rejected, or a fault a query found), and what CUDA reports of its progress and
- * capture. Queries never touch a stream being captured and run in relaxed capture mode, so that they
- * cannot invalidate an application's graph.
+ * capture ({@link StreamProbe}). Queries never touch a stream being captured and run in relaxed capture mode, so
+ * that they cannot invalidate an application's graph.
  */
 final class StreamStatus {
     /**
@@ -17,24 +15,21 @@ final class StreamStatus {
      * ({@link QueryPacing}): every collective asks (FlexLink's error check).
      */
     static final long QUERY_INTERVAL_NANOS = 1_000_000;
-    /** What {@link #query()} answers for a stream being captured, which it does not ask. */
-    private static final int NOT_ASKED = -1;
 
-    private final CUstream_st handle;
+    private final StreamProbe probe;
     private final String label;
-    /**
-     * Native, not an {@code int[]}: every call asks (the watchdog's guard), and JNI copies an array in and
-     * out of the C heap per call. Freed with this object by JavaCPP's deallocator: the watchdog's thread may
-     * still ask after the stream closed (it then gets false without touching it).
-     */
-    private final IntPointer captureStatus = new IntPointer(1L);
     private volatile FlexLinkException failure;
     private volatile boolean closed;
     private final QueryPacing pacing;
     private volatile long queriedAt;
+    /**
+     * Whether the last poll that was due could ask (the stream was not being captured): until the next one is due,
+     * polls answer this without asking CUDA anything, the capture state included.
+     */
+    private volatile boolean asked = true;
 
-    StreamStatus(CUstream_st handle, String label, QueryPacing pacing) {
-        this.handle = handle;
+    StreamStatus(StreamProbe probe, String label, QueryPacing pacing) {
+        this.probe = probe;
         this.label = label;
         this.pacing = pacing;
         this.queriedAt = pacing.now() - QUERY_INTERVAL_NANOS;
@@ -70,34 +65,44 @@ final class StreamStatus {
 
     /** cudaStreamIsCapturing: allowed during a capture in every mode, unlike a query. */
     boolean isCapturing() {
-        if (closed) {
-            return false;
-        }
-        int rc = cudart.cudaStreamIsCapturing(handle, captureStatus);
-        return rc == 0 && captureStatus.get() != cudart.cudaStreamCaptureStatusNone;
+        return !closed && probe.capturing();
     }
 
     /**
-     * The failure kept, after polling the stream (cudaStreamQuery, non-blocking) when {@link QueryPacing} says it is
-     * due, so that faults of finished work show up; {@code device} is the stream's, or {@link QueryPacing#ALONE}.
-     * A stream released by a communicator's abort is not failed: it ran on with garbage data and stays usable.
+     * Polls the stream for faults of finished work (cudaStreamQuery, non-blocking) when {@link QueryPacing} says it is
+     * due; {@code device} is the stream's, or {@link QueryPacing#ALONE}. Returns whether this stream could stand for
+     * its device: false while the last due poll found it being captured, which is not asked (the query would
+     * invalidate the application's graph). A poll that is not due asks nothing, not even the capture state: the
+     * answer of the last one stands. A failure found is kept ({@link #firstFailure()}); a clean answer covers the
+     * device's other streams for an interval, a fault does not. A stream released by a communicator's abort is not
+     * failed: it ran on with garbage data and stays usable.
      */
-    FlexLinkException failure(int device) {
+    boolean poll(int device) {
         if (failure != null || closed) {
-            return failure;
+            return true;
         }
         long now = pacing.now();
-        if (pacing.due(device, queriedAt, now)) {
-            // query() asks the capture state first: a query of a stream being captured would invalidate the
-            // application's graph, so such a stream is not asked, and answers for no other
-            queriedAt = now;
-            int rc = query();
-            if (rc == 0 || rc == cudart.cudaErrorNotReady) {
-                pacing.clean(device, now);
-            } else if (rc != NOT_ASKED) {
-                fail(rc, "cudaStreamQuery", false);
-            }
+        if (!pacing.due(device, queriedAt, now)) {
+            return asked;
         }
+        queriedAt = now;
+        if (probe.capturing()) {
+            asked = false;
+            return false;
+        }
+        asked = true;
+        int rc = probe.query();
+        if (rc == 0 || rc == cudart.cudaErrorNotReady) {
+            pacing.clean(device, now);
+        } else {
+            fail(rc, "cudaStreamQuery", false);
+        }
+        return true;
+    }
+
+    /** The failure kept, after {@link #poll polling} the stream. */
+    FlexLinkException failure(int device) {
+        poll(device);
         return failure;
     }
 
@@ -106,26 +111,16 @@ final class StreamStatus {
         if (closed) {
             return true;
         }
-        int rc = query();
-        if (rc == cudart.cudaErrorNotReady || rc == NOT_ASKED) {
-            return false; // a stream being captured: its work is a graph's, not yet anything that runs
+        if (probe.capturing()) {
+            return false; // its work is a graph's, not yet anything that runs
+        }
+        int rc = probe.query();
+        if (rc == cudart.cudaErrorNotReady) {
+            return false;
         }
         if (rc != 0) {
             fail(rc, "cudaStreamQuery", false);
         }
         return true;
-    }
-
-    /** cudaStreamQuery in relaxed capture mode (see {@link CaptureMode}); never of a stream being captured. */
-    private int query() {
-        if (isCapturing()) {
-            return NOT_ASKED;
-        }
-        int[] mode = CaptureMode.relax();
-        try {
-            return cudart.cudaStreamQuery(handle);
-        } finally {
-            CaptureMode.restore(mode);
-        }
     }
 }
