@@ -34,6 +34,11 @@ public final class Launcher implements AutoCloseable {
     /** Null when calls are never timed. */
     private final CallTimer timer;
     private final RuntimeEvent fork;
+    /**
+     * The fork of a group's sends and receives: their stream may differ from a collective's of the same group, whose
+     * fork is recorded after theirs, so one event for both would fork the transfers' path work off the wrong stream.
+     */
+    private final RuntimeEvent exchangeFork;
     private final RuntimeEvent[][] joins;
     /** The plan whose auxiliary part is being enqueued on this thread, for {@link #joinsOfPlan}. */
     private CallPlan joining;
@@ -68,6 +73,7 @@ public final class Launcher implements AutoCloseable {
         this.counters = counters;
         this.timer = timer;
         this.fork = backend.createEvent(device, false);
+        this.exchangeFork = backend.createEvent(device, false);
         this.worker = enqueueThread && aux.length > 0 ? new EnqueueWorker(backend, device, rank, aux, counters) : null;
         this.gate = groupGate && aux.length > 0 ? new GroupGate(backend) : null;
         this.inPlaceInputs = new GroupScratch(backend, device);
@@ -253,7 +259,7 @@ public final class Launcher implements AutoCloseable {
         }
         if (split) {
             drain(); // the exchange runs on this thread
-            stream.record(fork); // before the primary's work: the auxiliary paths wait for the inputs only
+            stream.record(exchangeFork); // before the primary's work: the auxiliary paths wait for the inputs only
         }
         if (collect(g, -1) && primary != null) {
             primary.exchange(exchange, stream);
@@ -268,7 +274,7 @@ public final class Launcher implements AutoCloseable {
             }
             RuntimeStream[] ps = aux[i].streams();
             for (RuntimeStream s : ps) {
-                s.waitEvent(fork);
+                s.waitEvent(exchangeFork);
             }
             aux[i].exchange(exchange, stream);
             for (int k = 0; k < ps.length; k++) {
@@ -356,6 +362,7 @@ public final class Launcher implements AutoCloseable {
             }
         }
         fork.close();
+        exchangeFork.close();
         inPlaceInputs.close();
         preScaled.close();
         for (RuntimeEvent[] es : joins) {
