@@ -55,8 +55,9 @@ final class CommHealth {
     private final Object[] domains;
     private final int[] domainOf;
     /**
-     * Per domain, during one poll (under the lock): whether one of its streams answered a query. On CUDA one query
-     * per device finds what any of its streams would; a stream being captured answers none (a query would
+     * Per domain, during one poll (under the lock): whether one of its streams stood for it
+     * ({@link RuntimeStream#pollForDomain()}, which may answer from the stream's last due poll). On CUDA one query
+     * per device finds what any of its streams would; a stream being captured stands for nothing (a query would
      * invalidate the graph), so the next stream of its domain is asked instead.
      */
     private final boolean[] answered;
@@ -195,7 +196,7 @@ final class CommHealth {
         }
         for (int i = 0; i < streams.length; i++) {
             RuntimeStream s = streams[i];
-            if (ask && !answered[domainOf[i]] && s.pollFailure()) {
+            if (ask && !answered[domainOf[i]] && s.pollForDomain()) {
                 answered[domainOf[i]] = true;
             }
             FlexLinkException f = s.knownFailure();
@@ -209,14 +210,14 @@ final class CommHealth {
             return null;
         }
         if (ask && !answeredFor(s)) {
-            s.pollFailure();
+            s.pollForDomain();
         }
         FlexLinkException f = s.knownFailure();
         return f == null ? null : new FlexLinkException(f.result(), "the caller's stream " + s.label()
                 + " failed: " + f.detail(), f);
     }
 
-    /** Whether a stream of {@code s}'s fault domain answered a query in this poll. */
+    /** Whether a stream of {@code s}'s fault domain stood for it in this poll. */
     private boolean answeredFor(RuntimeStream s) {
         int k = indexOf(domains, domains.length, s.faultDomain());
         return k >= 0 && answered[k];

@@ -157,13 +157,15 @@ public interface RuntimeStream extends Stream {
     io.flexlink.FlexLinkException failure();
 
     /**
-     * A health check's poll ({@link #failure()} without its result): asks the device for this stream's faults where
-     * that is allowed, and says whether this stream stood for its fault domain ({@link #faultDomain()}); what it found
-     * is then {@link #knownFailure()}. False for a stream being captured, which must not be asked: the check asks the
-     * domain's next stream. One method, so that a backend may ask the capture state once per poll, and not at all
-     * when it paces its queries and none is due.
+     * A health check's poll on behalf of this stream's fault domain ({@link #faultDomain()}): asks the device for
+     * faults where that is allowed and due, and returns whether this stream stood for its domain, not whether it
+     * failed; what it found is then {@link #knownFailure()} (so {@link #failure()} must keep what it finds). False
+     * for a stream that must not be asked (one being captured: a query would invalidate the application's graph;
+     * and one that cannot answer, such as a closed CUDA stream): the check then asks the domain's next stream. A backend that paces its queries may answer
+     * from its last due poll without asking anything, the capture state included; its answer then describes the
+     * stream as that poll found it. A wrapper that changes {@link #isCapturing()} must change this too.
      */
-    default boolean pollFailure() {
+    default boolean pollForDomain() {
         if (isCapturing()) {
             return false;
         }
@@ -173,8 +175,8 @@ public interface RuntimeStream extends Stream {
 
     /**
      * What this stream's faults are shared with: when work of one stream of a domain faults, {@link #failure()} of
-     * any of them finds it. A health check asks one stream per domain and reads only {@link #knownFailure()} of the
-     * others. CUDA's faults of finished work are the context's (a fault poisons every stream of the device); by
+     * any of them finds it. A health check polls one stream per domain ({@link #pollForDomain()}) and reads
+     * {@link #knownFailure()} of every stream. CUDA's faults of finished work are the context's (a fault poisons every stream of the device); by
      * default a stream is a domain of its own.
      */
     default Object faultDomain() {
@@ -183,7 +185,7 @@ public interface RuntimeStream extends Stream {
 
     /**
      * The failure this stream already knows of (a rejected operation, a failure found before), or null, without
-     * asking the device: no query and no clock read, for the checks between two {@link #failure()} polls.
+     * asking the device: no query and no clock read, for the checks between two polls.
      */
     default io.flexlink.FlexLinkException knownFailure() {
         return failure();

@@ -18,12 +18,12 @@ import org.junit.jupiter.api.Test;
 /**
  * A call's health check asks the streams (a device query on CUDA) at most every {@link CommHealth#POLL_NANOS} of
  * its injected clock and reads only what they already know in between; {@code poll()} always asks. It asks through
- * {@link RuntimeStream#pollFailure()} alone, which says whether a stream stood for its fault domain: the fake streams
+ * {@link RuntimeStream#pollForDomain()} alone, which says whether a stream stood for its fault domain: the fake streams
  * refuse {@code failure()} and count {@code isCapturing()}.
  */
 class CommHealthTest {
     private final long[] clock = {5_000_000_000L};
-    /** Per stream: [0] polls that asked (pollFailure() of a stream not being captured), [1] knownFailure() calls. */
+    /** Per stream: [0] polls that asked (pollForDomain() of a stream not being captured), [1] knownFailure() calls. */
     private final int[][] calls = new int[2][2];
     /** What each stream finds when asked, and what it already knows. */
     private final FlexLinkException[] found = new FlexLinkException[2];
@@ -157,7 +157,7 @@ class CommHealthTest {
         return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
                 new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
                     switch (m.getName()) {
-                        case "pollFailure":
+                        case "pollForDomain":
                             asked[0]++;
                             return true;
                         case "knownFailure":
@@ -186,7 +186,7 @@ class CommHealthTest {
         return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
                 new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
                     switch (m.getName()) {
-                        case "pollFailure":
+                        case "pollForDomain":
                             if (capturing[s]) {
                                 return false;
                             }

@@ -37,7 +37,7 @@ public final class CapturingCallers extends ForwardingBackend {
                     if (m.getName().equals("isCapturing")) {
                         return true;
                     }
-                    if (m.getName().equals("pollFailure")) {
+                    if (m.getName().equals("pollForDomain")) {
                         return false; // a stream being captured is not asked
                     }
                     try {

@@ -331,7 +331,7 @@ public final class CudaStream implements RuntimeStream {
 
     /** One capture check per due poll, none between (the health check's poll: {@link StreamStatus#poll}). */
     @Override
-    public boolean pollFailure() {
+    public boolean pollForDomain() {
         return status.poll(pacedAs());
     }
 

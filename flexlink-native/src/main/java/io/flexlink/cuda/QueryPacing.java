@@ -40,6 +40,11 @@ final class QueryPacing {
         return clock.getAsLong();
     }
 
+    /** The interval between two queries of a stream, in the clock's nanoseconds. */
+    long interval() {
+        return interval;
+    }
+
     /**
      * Whether a stream of {@code device} ({@link #ALONE} for one paced alone), last asked at {@code streamAskedAt},
      * is to be asked at {@code now}: neither it nor, on a known device, any stream of its device answered within

@@ -23,9 +23,10 @@ interface StreamProbe {
     static StreamProbe of(CUstream_st handle) {
         return new StreamProbe() {
             /**
-             * Native, not an {@code int[]}: every call asks (the watchdog's guard), and JNI copies an array in and out
-             * of the C heap per call. Freed with the probe by JavaCPP's deallocator: the watchdog's thread may still
-             * ask after the stream closed (its status then answers without asking).
+             * Native, not an {@code int[]}: every split call asks of its caller's stream, and JNI copies an array in
+             * and out of the C heap per call. Freed with the probe by JavaCPP's deallocator: the watchdog's thread may
+             * still ask after the stream closed (its status then answers without asking). Two threads asking at once
+             * may read each other's answer, as before this probe existed.
              */
             private final IntPointer captureStatus = new IntPointer(1L);
 

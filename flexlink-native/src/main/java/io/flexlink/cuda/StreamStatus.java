@@ -21,12 +21,16 @@ final class StreamStatus {
     private volatile FlexLinkException failure;
     private volatile boolean closed;
     private final QueryPacing pacing;
+    /** When this stream was last queried (the STALE rule of {@link QueryPacing} counts from it). */
     private volatile long queriedAt;
     /**
-     * Whether the last poll that was due could ask (the stream was not being captured): until the next one is due,
-     * polls answer this without asking CUDA anything, the capture state included.
+     * Whether the last due poll could ask (the stream was not being captured), and when it found a capture: until the
+     * next due poll, and for an interval after a capture was found, polls answer from these without asking CUDA
+     * anything. Two volatiles read without a lock: a poll racing another may answer from the previous poll, which
+     * only changes which stream stands for the device this once.
      */
-    private volatile boolean asked = true;
+    private volatile boolean lastDuePollAsked = true;
+    private volatile long captureFoundAt;
 
     StreamStatus(StreamProbe probe, String label, QueryPacing pacing) {
         this.probe = probe;
@@ -70,27 +74,36 @@ final class StreamStatus {
 
     /**
      * Polls the stream for faults of finished work (cudaStreamQuery, non-blocking) when {@link QueryPacing} says it is
-     * due; {@code device} is the stream's, or {@link QueryPacing#ALONE}. Returns whether this stream could stand for
-     * its device: false while the last due poll found it being captured, which is not asked (the query would
-     * invalidate the application's graph). A poll that is not due asks nothing, not even the capture state: the
-     * answer of the last one stands. A failure found is kept ({@link #firstFailure()}); a clean answer covers the
-     * device's other streams for an interval, a fault does not. A stream released by a communicator's abort is not
-     * failed: it ran on with garbage data and stays usable.
+     * due; {@code device} is the stream's, or {@link QueryPacing#ALONE}. Returns whether this stream stood for its
+     * device ({@link io.flexlink.runtime.RuntimeStream#pollForDomain()}): false for a closed stream, and false while
+     * the last due poll found it being captured (not asked: the query would invalidate the application's graph), for
+     * at least an interval, without a capture check. A poll that is not due asks nothing, not even the capture state:
+     * the last due poll's answer stands. A capture found does not count as a query, so a stream's own fault is still
+     * asked for within {@link QueryPacing#STALE} intervals of its last real query. A failure found is kept
+     * ({@link #firstFailure()}); a clean answer covers the device's other streams for an interval, a fault does not.
+     * A stream released by a communicator's abort is not failed: it ran on with garbage data and stays usable.
      */
     boolean poll(int device) {
-        if (failure != null || closed) {
+        if (closed) {
+            return false;
+        }
+        if (failure != null) {
             return true;
         }
         long now = pacing.now();
-        if (!pacing.due(device, queriedAt, now)) {
-            return asked;
-        }
-        queriedAt = now;
-        if (probe.capturing()) {
-            asked = false;
+        if (!lastDuePollAsked && now - captureFoundAt < pacing.interval()) {
             return false;
         }
-        asked = true;
+        if (!pacing.due(device, queriedAt, now)) {
+            return lastDuePollAsked;
+        }
+        if (probe.capturing()) {
+            captureFoundAt = now;
+            lastDuePollAsked = false;
+            return false;
+        }
+        queriedAt = now;
+        lastDuePollAsked = true;
         int rc = probe.query();
         if (rc == 0 || rc == cudart.cudaErrorNotReady) {
             pacing.clean(device, now);

@@ -104,10 +104,29 @@ class StreamStatusTest {
     }
 
     @Test
-    void aClosedStreamIsNeverAsked() {
+    void aCaptureFoundIsNotAQueryTheStreamsOwnIsStillDueWithinStaleIntervalsOfItsLast() {
+        assertTrue(status.poll(0));
+        probe.capturing = true;
+        long lastQuery = clock.get();
+        for (int i = 1; i <= QueryPacing.STALE; i++) {
+            clock.addAndGet(MS);
+            pacing.clean(0, clock.get()); // another communicator's stream answers for the device every interval
+            assertTrue(status.poll(0) == (i < QueryPacing.STALE), "interval " + i);
+        }
+        assertEquals(2, probe.captureChecks, "found being captured once its own query was stale");
+        probe.capturing = false;
+        clock.addAndGet(MS);
+        pacing.clean(0, clock.get());
+        assertTrue(status.poll(0), "the capture is over: asked at once, not a further 32 intervals later");
+        assertEquals(2, probe.queries);
+        assertEquals(QueryPacing.STALE + 1, (clock.get() - lastQuery) / MS);
+    }
+
+    @Test
+    void aClosedStreamIsNeverAskedAndStandsForNothing() {
         assertTrue(status.markClosed());
         assertFalse(status.markClosed(), "closed once");
-        assertTrue(status.poll(0));
+        assertFalse(status.poll(0), "its device's next stream is asked instead");
         assertFalse(status.isCapturing());
         assertTrue(status.isIdle());
         assertEquals(0, probe.captureChecks + probe.queries);
