@@ -9,19 +9,12 @@ import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
-import io.flexlink.runtime.ForwardingBackend;
-import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
+import io.flexlink.testing.EventTrace;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,18 +26,14 @@ import org.junit.jupiter.api.Test;
 class ExchangeForkTest {
     private static final long COUNT = 20_000;
 
-    /** One traced operation: which stream recorded or waited for which event. */
-    private record Traced(String stream, boolean waits, RuntimeEvent event) {
-    }
-
     @Test
     void theTransfersPathWorkIsForkedOffTheTransfersStreamAndTheCollectivesOffItsOwn() {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "pcie")
                 .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").set(FlexLinkConfig.CHUNK_BYTES, "16K")
                 .set(FlexLinkConfig.SLOTS, "2").set(FlexLinkConfig.TUNING_CACHE, "off").build();
-        List<Traced> trace = new ArrayList<>();
+        EventTrace traced;
         try (HostBackend host = new HostBackend(config)) {
-            Tracing traced = new Tracing(host, trace);
+            traced = new EventTrace(host);
             Communicator[] comms = FlexLink.initAll(traced, config, 0, 1);
             RuntimeStream[] collective = {traced.createStream(0, "user.a0"), traced.createStream(1, "user.a1")};
             RuntimeStream[] transfers = {traced.createStream(0, "user.b0"), traced.createStream(1, "user.b1")};
@@ -100,30 +89,9 @@ class ExchangeForkTest {
             }
         }
         for (int r = 0; r < 2; r++) {
-            assertEquals(Set.of("user.a" + r, "user.b" + r), forkedOff(trace, ".r" + r),
+            assertEquals(Set.of("user.a" + r, "user.b" + r), traced.streamsAt(traced.forks(r)),
                     "the callers' streams whose records rank " + r + "'s path streams wait for");
         }
-    }
-
-    /** The callers' streams whose records the path streams ending in {@code rank} wait for. */
-    private static Set<String> forkedOff(List<Traced> trace, String rank) {
-        Set<String> callers = new TreeSet<>();
-        for (int i = 0; i < trace.size(); i++) {
-            Traced t = trace.get(i);
-            if (!t.waits() || !t.stream().startsWith("pcie") || !t.stream().endsWith(rank)) {
-                continue;
-            }
-            for (int j = i - 1; j >= 0; j--) {
-                Traced rec = trace.get(j);
-                if (!rec.waits() && rec.event() == t.event()) {
-                    if (rec.stream().startsWith("user")) {
-                        callers.add(rec.stream());
-                    }
-                    break;
-                }
-            }
-        }
-        return callers;
     }
 
     private static ByteBuffer ints(int rank) {
@@ -138,42 +106,5 @@ class ExchangeForkTest {
         ByteBuffer out = ByteBuffer.allocateDirect((int) m.byteSize()).order(ByteOrder.nativeOrder());
         b.download(out, m.address());
         return out;
-    }
-
-    /** Every stream's records and event waits, in the order they are enqueued (one thread enqueues here). */
-    private static final class Tracing extends ForwardingBackend {
-        private final Set<RuntimeStream> made = ConcurrentHashMap.newKeySet();
-        private final List<Traced> trace;
-
-        Tracing(Backend delegate, List<Traced> trace) {
-            super(delegate);
-            this.trace = trace;
-        }
-
-        @Override
-        public RuntimeStream runtimeStream(io.flexlink.Stream stream) {
-            return stream instanceof RuntimeStream && made.contains(stream) ? (RuntimeStream) stream
-                    : super.runtimeStream(stream);
-        }
-
-        @Override
-        public RuntimeStream createStream(int device, String label) {
-            RuntimeStream s = super.createStream(device, label);
-            RuntimeStream p = (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
-                    new Class<?>[] {RuntimeStream.class}, (proxy, m, a) -> {
-                        if (m.getName().equals("record") || m.getName().equals("waitEvent")) {
-                            synchronized (trace) {
-                                trace.add(new Traced(label, m.getName().equals("waitEvent"), (RuntimeEvent) a[0]));
-                            }
-                        }
-                        try {
-                            return m.invoke(s, a);
-                        } catch (InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                    });
-            made.add(p);
-            return p;
-        }
     }
 }

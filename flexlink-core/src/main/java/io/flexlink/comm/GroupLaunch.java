@@ -1,0 +1,140 @@
+package io.flexlink.comm;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.launch.GroupedCalls;
+import io.flexlink.launch.Launcher;
+import io.flexlink.plan.CallPlan;
+import io.flexlink.runtime.RuntimeStream;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A {@link FlexCommunicator}'s calls of one group at the group's end, in the two phases of {@link
+ * io.flexlink.launch.Groups}: plan and launch the primary path (phase 1), then the auxiliary paths and the joins
+ * (phase 3). A group of one (a call outside any group) runs under the lock its call holds ({@code alone}).
+ *
+ * <p>Several collectives of one communicator in a group may depend on each other (a later one reads what an earlier
+ * one writes). With a primary path they run whole on it, in order, as NCCL would: NCCL launches the primary parts of
+ * a group back to back on the stream, with no point where an earlier call's auxiliary part could be joined in
+ * between. Without one (ranks sharing a GPU, or the PCIe path alone) each is split and <em>chained</em>: it is
+ * launched in phase 3, after the call before it was joined into the caller's stream, so that its paths fork off a
+ * stream that already holds the earlier call's results. Launching them all in phase 1 would record every fork before
+ * any join, and a later call could read its input before the earlier call had written it.
+ */
+final class GroupLaunch {
+    private final Launcher launcher;
+    private final GroupedCalls grouped;
+    private final CommLifecycle life;
+    private final ReentrantLock lock;
+    private final boolean hasPrimary;
+    /** Whether this group's collectives are chained (planned in phase 1, launched one after another in phase 3). */
+    private boolean chained;
+
+    GroupLaunch(Launcher launcher, GroupedCalls grouped, CommLifecycle life, boolean hasPrimary) {
+        this.launcher = launcher;
+        this.grouped = grouped;
+        this.life = life;
+        this.lock = life.lock;
+        this.hasPrimary = hasPrimary;
+    }
+
+    /** Phase 1: the transfers' primary part, then every collective planned and (unless chained) launched. */
+    void primary(boolean alone) {
+        if (!alone) {
+            lock.lock();
+        }
+        try {
+            if (!alone) {
+                life.checkUsable(); // the group's calls were checked when they were made; time has passed since
+            }
+            int collectives = 0;
+            RuntimeStream transfers = null;
+            for (int i = 0; i < grouped.size(); i++) {
+                CallPlan p = grouped.get(i);
+                if (p.call.collective.pointToPoint()) {
+                    launcher.planTransfer(p);
+                    transfers = p.call.stream;
+                } else {
+                    collectives++;
+                }
+            }
+            if (transfers != null) {
+                launcher.launchPrimaryExchange(grouped, transfers);
+            }
+            boolean whole = hasPrimary && collectives > 1;
+            chained = !hasPrimary && collectives > 1;
+            for (int i = 0; i < grouped.size(); i++) {
+                CallPlan p = grouped.get(i);
+                if (p.call.collective.pointToPoint()) {
+                    continue;
+                }
+                if (whole) {
+                    launcher.planWhole(p);
+                } else {
+                    plan(p);
+                }
+                if (!chained) {
+                    launcher.launchPrimary(p, !alone);
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            grouped.clear();
+            throw e;
+        } finally {
+            if (!alone) {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Phase 3, after the primary transport launched: each collective's auxiliary part and join, then the transfers'. */
+    void auxiliary(boolean alone) {
+        if (!alone) {
+            lock.lock();
+        }
+        try {
+            // aborted since phase 1 (watchdog, lost peer): the paths may be torn down already
+            if (grouped.isEmpty() || life.teardown.done() || life.aborted() || life.abortRequested()) {
+                return;
+            }
+            RuntimeStream transfers = null;
+            for (int i = 0; i < grouped.size(); i++) {
+                CallPlan p = grouped.get(i);
+                if (p.call.collective.pointToPoint()) {
+                    transfers = p.call.stream;
+                    continue;
+                }
+                if (chained) {
+                    launcher.launchPrimary(p, !alone); // its fork follows the previous call's join
+                }
+                launcher.launchAuxiliary(p);
+                launcher.done(p);
+                life.health.used(p.call.stream); // its stream is watched for failures, and the watchdog sees its end
+                CallWatch watch = life.watch;
+                if (watch != null && !Launcher.captured(p)) {
+                    watch.record(p.call.stream, p.call.collective, p.call.count, p.call.type, life.now());
+                }
+            }
+            if (transfers != null) {
+                launcher.launchAuxiliaryExchange(grouped, transfers);
+                life.health.used(transfers);
+            }
+        } finally {
+            grouped.clear();
+            chained = false;
+            if (!alone) {
+                lock.unlock();
+            }
+        }
+    }
+
+    private void plan(CallPlan p) {
+        try {
+            launcher.plan(p);
+        } catch (FlexLinkException e) {
+            // a peer's abort, seen at a decision point, ends this rank too; our own abort is recorded by whoever
+            // asked for it
+            throw e.result() == Result.REMOTE_ERROR && !life.abortRequested() ? life.health.fail(e) : e;
+        }
+    }
+}
