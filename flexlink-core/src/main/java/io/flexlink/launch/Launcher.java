@@ -132,7 +132,8 @@ public final class Launcher implements AutoCloseable {
     }
 
     /**
-     * Phase 1: the fork (when split), the timing start, the primary range on the caller's stream; {@code grouped}:
+     * Phase 1: the fork (when split), the timing start, the primary range on the caller's stream (its end is timed in
+     * phase 3, {@link #launchAuxiliary}); {@code grouped}:
      * the call is this communicator's part of the group this thread is ending (which may hold it).
      */
     public void launchPrimary(CallPlan p, boolean grouped) {
@@ -165,17 +166,20 @@ public final class Launcher implements AutoCloseable {
         if (n > 0) {
             primary.enqueue(c, 0, n);
             counters.add(0, n * c.type.size());
-            if (p.timerSlot >= 0) {
-                timer.primaryDone(p.timerSlot, c.stream);
-            }
         }
     }
 
     /**
-     * Phase 3: every auxiliary path's range, forked off the caller's stream and joined back into it (a call
-     * handed to the enqueue thread in phase 1 is only joined).
+     * Phase 3: the primary range's end for a timed call, then every auxiliary path's range, forked off the caller's
+     * stream and joined back into it (a call handed to the enqueue thread in phase 1 is only joined).
      */
     public void launchAuxiliary(CallPlan p) {
+        if (p.timerSlot >= 0 && p.lengths[0] > 0) {
+            // only now: inside a group the primary transport launches at the group's end, after phase 1, so a record
+            // there would come before the primary's work and time it as nothing; before the joins, which would add the
+            // auxiliary paths' time
+            timer.primaryDone(p.timerSlot, p.call.stream);
+        }
         if (!p.split) {
             return;
         }
