@@ -89,7 +89,8 @@ public final class FlexCommunicator extends ParentCommunicator {
         this.lock = life.lock;
         this.health = life.health;
         this.watch = life.watch;
-        GroupLaunch phases = new GroupLaunch(launcher, grouped, life, hasPrimary);
+        GroupLaunch phases = new GroupLaunch(backend, device, launcher, grouped, life, hasPrimary);
+        life.teardown.then(phases);
         this.member = new GroupMember(() -> phases.primary(false), () -> phases.auxiliary(false), this::underCallLock,
                 () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear, this::releaseHeld);
         this.alone = new GroupMember(() -> phases.primary(true), () -> phases.auxiliary(true), this::underCallLock,

@@ -5,6 +5,7 @@ import io.flexlink.Result;
 import io.flexlink.launch.GroupedCalls;
 import io.flexlink.launch.Launcher;
 import io.flexlink.plan.CallPlan;
+import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.RuntimeStream;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -20,17 +21,25 @@ import java.util.concurrent.locks.ReentrantLock;
  * launched in phase 3, after the call before it was joined into the caller's stream, so that its paths fork off a
  * stream that already holds the earlier call's results. Launching them all in phase 1 would record every fork before
  * any join, and a later call could read its input before the earlier call had written it.
+ *
+ * <p>The calls of one communicator in a group may come on several streams (one stream for its sends and receives,
+ * NCCL's rule, and others for collectives). NCCL then makes the group's work wait for every one of them and holds
+ * every one until it is done, as if posted on each ({@link GroupStreams}); chained calls on different streams are
+ * also linked one to the next.
  */
-final class GroupLaunch {
+final class GroupLaunch implements AutoCloseable {
     private final Launcher launcher;
     private final GroupedCalls grouped;
     private final CommLifecycle life;
     private final ReentrantLock lock;
     private final boolean hasPrimary;
+    private final GroupStreams streams;
     /** Whether this group's collectives are chained (planned in phase 1, launched one after another in phase 3). */
     private boolean chained;
 
-    GroupLaunch(Launcher launcher, GroupedCalls grouped, CommLifecycle life, boolean hasPrimary) {
+    GroupLaunch(Backend backend, int device, Launcher launcher, GroupedCalls grouped, CommLifecycle life,
+                boolean hasPrimary) {
+        this.streams = new GroupStreams(backend, device);
         this.launcher = launcher;
         this.grouped = grouped;
         this.life = life;
@@ -46,6 +55,7 @@ final class GroupLaunch {
         try {
             if (!alone) {
                 life.checkUsable(); // the group's calls were checked when they were made; time has passed since
+                streams.joinAtStart(grouped);
             }
             int collectives = 0;
             RuntimeStream transfers = null;
@@ -98,6 +108,7 @@ final class GroupLaunch {
                 return;
             }
             RuntimeStream transfers = null;
+            RuntimeStream previous = null;
             for (int i = 0; i < grouped.size(); i++) {
                 CallPlan p = grouped.get(i);
                 if (p.call.collective.pointToPoint()) {
@@ -105,7 +116,9 @@ final class GroupLaunch {
                     continue;
                 }
                 if (chained) {
+                    streams.link(previous, p.call.stream);
                     launcher.launchPrimary(p, !alone); // its fork follows the previous call's join
+                    previous = p.call.stream;
                 }
                 launcher.launchAuxiliary(p);
                 launcher.done(p);
@@ -119,6 +132,7 @@ final class GroupLaunch {
                 launcher.launchAuxiliaryExchange(grouped, transfers);
                 life.health.used(transfers);
             }
+            streams.joinAtEnd();
         } finally {
             grouped.clear();
             chained = false;
@@ -126,6 +140,12 @@ final class GroupLaunch {
                 lock.unlock();
             }
         }
+    }
+
+    /** Frees the events that join a group's streams (at teardown, once no stream uses them). */
+    @Override
+    public void close() {
+        streams.close();
     }
 
     private void plan(CallPlan p) {
