@@ -92,9 +92,9 @@ public final class FlexCommunicator extends ParentCommunicator {
         GroupLaunch phases = new GroupLaunch(backend, device, launcher, grouped, life, hasPrimary);
         life.teardown.then(phases);
         this.member = new GroupMember(() -> phases.primary(false), () -> phases.auxiliary(false), this::underCallLock,
-                () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear, this::releaseHeld);
+                () -> GroupEstimate.seconds(grouped, shares, size), phases::discard, this::releaseHeld);
         this.alone = new GroupMember(() -> phases.primary(true), () -> phases.auxiliary(true), this::underCallLock,
-                () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear, () -> { });
+                () -> GroupEstimate.seconds(grouped, shares, size), phases::discard, () -> { });
         life.teardown.then(launcher);
         life.teardown.then(timer);
         life.teardown.then(watch);

@@ -88,7 +88,7 @@ final class GroupLaunch implements AutoCloseable {
                 }
             }
         } catch (RuntimeException | Error e) {
-            grouped.clear();
+            discardAfter(e);
             throw e;
         } finally {
             if (!alone) {
@@ -133,12 +133,51 @@ final class GroupLaunch implements AutoCloseable {
                 life.health.used(transfers);
             }
             streams.joinAtEnd();
+        } catch (RuntimeException | Error e) {
+            discardAfter(e);
+            throw e;
         } finally {
             grouped.clear();
             chained = false;
             if (!alone) {
                 lock.unlock();
             }
+        }
+    }
+
+    /**
+     * Forgets the group's calls (the group failed, or another member's launch did): a call's part already handed to
+     * the enqueue thread runs anyway, so its caller's stream is first joined to it ({@link Launcher#discard}).
+     */
+    void discard() {
+        try {
+            RuntimeException first = null;
+            for (int i = 0; i < grouped.size(); i++) {
+                try {
+                    launcher.discard(grouped.get(i));
+                } catch (RuntimeException e) {
+                    if (first == null) {
+                        first = e;
+                    } else {
+                        first.addSuppressed(e);
+                    }
+                }
+            }
+            if (first != null) {
+                throw first;
+            }
+        } finally {
+            grouped.clear();
+            chained = false;
+        }
+    }
+
+    /** {@link #discard} after {@code cause}, which stays the failure: what the discard throws is added to it. */
+    private void discardAfter(Throwable cause) {
+        try {
+            discard();
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
         }
     }
 

@@ -96,19 +96,21 @@ public final class EnqueueWorker implements AutoCloseable {
         copy.call.gate = p.call.gate;
         copy.call.gateValue = p.call.gateValue;
         System.arraycopy(p.lengths, 0, copy.lengths, 0, p.lengths.length);
+        p.handedOver = seq;
         caller = Thread.currentThread();
         submitted = seq + 1;
         LockSupport.unpark(thread);
     }
 
     /**
-     * The join stage of the oldest handed-over call not yet joined, {@code p}: waits until the thread enqueued
-     * it, then makes the caller's stream wait for every path's work of it.
+     * The join stage of the handed-over call {@code p} (by its own number, {@link CallPlan#handedOver}: a call handed
+     * over and then discarded must not shift the joins of the calls after it): waits until the thread enqueued it,
+     * then makes the caller's stream wait for every path's work of it.
      */
     void join(CallPlan p, RuntimeStream callerStream) {
-        long seq = joined;
+        long seq = p.handedOver;
         awaitEnqueued(seq + 1);
-        joined = seq + 1;
+        joined = Math.max(joined, seq + 1);
         RuntimeEvent[][] ends = done[(int) (seq % RING)];
         for (int i = 0; i < aux.length; i++) {
             if (p.lengths[i + 1] > 0) {
@@ -150,6 +152,11 @@ public final class EnqueueWorker implements AutoCloseable {
     /** The error that stopped the thread, or null. */
     FlexLinkException failure() {
         return failure;
+    }
+
+    /** Whether the thread still enqueues (not stopped, not failed). */
+    boolean running() {
+        return !stopping && failure == null;
     }
 
     private void work() {

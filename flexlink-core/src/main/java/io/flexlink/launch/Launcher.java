@@ -184,6 +184,7 @@ public final class Launcher implements AutoCloseable {
             return;
         }
         if (p.async) {
+            p.async = false; // joined: nothing left for a discard to join
             worker.join(p, p.call.stream);
             return;
         }
@@ -197,6 +198,18 @@ public final class Launcher implements AutoCloseable {
                     c.stream.waitEvent(join(p, i, k));
                 }
             }
+        }
+    }
+
+    /**
+     * A call of a group being discarded after its launch began (a later step failed): a part already handed to the
+     * enqueue thread will run, so its caller's stream is joined to it anyway, and the stream's later work cannot
+     * overtake what it reads and writes. Nothing else of a discarded call was enqueued past its fork.
+     */
+    public void discard(CallPlan p) {
+        if (p.async && p.call.stream != null && worker != null && worker.running()) {
+            p.async = false;
+            worker.join(p, p.call.stream);
         }
     }
 

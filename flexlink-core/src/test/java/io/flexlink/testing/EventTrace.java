@@ -88,6 +88,29 @@ public final class EventTrace extends ForwardingBackend {
         return new ArrayList<>(at);
     }
 
+    /** The positions of {@code stream}'s waits, ascending. */
+    public List<Integer> waitsOf(String stream) {
+        List<Op> all = ops();
+        List<Integer> at = new ArrayList<>();
+        for (int i = 0; i < all.size(); i++) {
+            if (all.get(i).waits() && all.get(i).stream().equals(stream)) {
+                at.add(i);
+            }
+        }
+        return at;
+    }
+
+    /** The position of the record the wait at {@code waitAt} names (the last one of its event before it), or -1. */
+    public int named(int waitAt) {
+        List<Op> all = ops();
+        for (int j = waitAt - 1; j >= 0; j--) {
+            if (!all.get(j).waits() && all.get(j).event() == all.get(waitAt).event()) {
+                return j;
+            }
+        }
+        return -1;
+    }
+
     /** The streams of the records at {@code positions}. */
     public Set<String> streamsAt(List<Integer> positions) {
         List<Op> all = ops();
