@@ -166,7 +166,7 @@ public final class FlexLinkConfig {
                     + "one node: tests the placed allocation path).",
             SettingParsers.oneOf("auto", "off", "force"));
 
-    /** See {@link #enqueueThread()}. */
+    /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
     public static final Setting<Boolean> ENQUEUE_THREAD = define("flexlink.enqueueThread", "off",
             "`on`: each communicator enqueues the auxiliary paths' part of a split call on a thread of its own, "
                     + "handed over when the call is launched and joined (on events) when the group ends, so that "
@@ -174,7 +174,7 @@ public final class FlexLinkConfig {
                     + "captured and point-to-point calls stay on the calling thread. `off` (default): everything on "
                     + "the calling thread (docs/design.md).",
             SettingParsers.onOff());
-    /** See {@link #groupGate()}. */
+    /** Whether a group's split calls hold their auxiliary paths' work until the whole group is enqueued. */
     public static final Setting<Boolean> GROUP_GATE = define("flexlink.groupGate", "off",
             "`on`: in a group of several communicators (one thread driving several ranks), the auxiliary paths' work "
                     + "of each split call waits on a word in host memory that the group's end writes once every call "
@@ -331,23 +331,9 @@ public final class FlexLinkConfig {
         return SettingParsers.pathOrOff(get(FLIGHT_RECORDER));
     }
 
-    public String numa() {
-        return get(NUMA);
-    }
-
     /** The {@code flexlink.emulate} text (checked); {@link EmulatedLinks#parse} gives its links. */
     public String emulate() {
         return get(EMULATE);
-    }
-
-    /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
-    public boolean enqueueThread() {
-        return get(ENQUEUE_THREAD);
-    }
-
-    /** Whether a group's split calls hold their auxiliary paths' work until the whole group is enqueued. */
-    public boolean groupGate() {
-        return get(GROUP_GATE);
     }
 
     public int balanceWindow() {

@@ -318,24 +318,19 @@ public final class CudaStream implements RuntimeStream {
         return CudaGraph.endCapture(this, users);
     }
 
-    /**
-     * The sticky failure; also polls the stream (cudaStreamQuery, non-blocking, at most every
-     * {@link StreamStatus#QUERY_INTERVAL_NANOS}, and not while another stream of its device answered within that
-     * time, {@link QueryPacing}), so that faults of finished work show up. A stream released by a communicator's
-     * abort is not failed: it ran on with garbage data and stays usable.
-     */
+    /** The sticky failure, after a poll of the stream when one is due ({@link StreamStatus#poll}). */
     @Override
     public FlexLinkException failure() {
         return status.failure(pacedAs());
     }
 
-    /** One capture check per due poll, none between (the health check's poll: {@link StreamStatus#poll}). */
+    /** One capture check per due poll, none between ({@link StreamStatus#poll}). */
     @Override
     public boolean pollForDomain() {
         return status.poll(pacedAs());
     }
 
-    /** The device whose answers pace this stream's queries ({@link QueryPacing}). */
+    /** The device whose answers pace this stream's queries ({@link QueryPacing}; alone while only assumed). */
     private int pacedAs() {
         return deviceAssumed ? QueryPacing.ALONE : device;
     }

@@ -1,0 +1,153 @@
+package io.flexlink.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.flexlink.Communicator;
+import io.flexlink.DataType;
+import io.flexlink.FlexLink;
+import io.flexlink.ReduceOp;
+import io.flexlink.config.FlexLinkConfig;
+import io.flexlink.runtime.DeviceMemory;
+import io.flexlink.runtime.RuntimeStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The order of a group's calls on the GPU, for two ranks of GPU 0 (no primary path: every collective is split):
+ * dependent collectives of one communicator in one group run in call order, and a group on two streams per rank
+ * (collectives on one, sends and receives on the other) waits for what each stream held before it and holds each
+ * stream until all of it is done. Outputs poisoned, every element checked.
+ */
+@Tag("gpu")
+class GroupOrderGpuTest {
+    private static final int N = 3 << 20; // int32 elements: 12 MB per rank, several chunks
+
+    private static FlexLinkConfig config() {
+        return FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
+                .set(FlexLinkConfig.TUNING_CACHE, "off").build();
+    }
+
+    @Test
+    void dependentCollectivesOfOneGroupRunInCallOrder() {
+        try (CudaBackend backend = GpuTests.open()) {
+            Communicator[] comms = FlexLink.initAll(backend, config(), new int[2]);
+            RuntimeStream[] s = {backend.createStream(0, "user0"), backend.createStream(0, "user1")};
+            DeviceMemory[] buf = {backend.allocate(0, N * 4L), backend.allocate(0, N * 4L)};
+            try {
+                for (int call = 0; call < 3; call++) {
+                    for (int r = 0; r < 2; r++) {
+                        backend.upload(buf[r].address(), ints(r, call));
+                    }
+                    FlexLink.groupStart();
+                    try {
+                        for (int r = 0; r < 2; r++) {
+                            comms[r].allReduce(buf[r].address(), buf[r].address(), N, DataType.INT32, ReduceOp.MAX,
+                                    s[r]);
+                        }
+                        for (int r = 0; r < 2; r++) {
+                            comms[r].allReduce(buf[r].address(), buf[r].address(), N, DataType.INT32, ReduceOp.SUM,
+                                    s[r]);
+                        }
+                    } finally {
+                        FlexLink.groupEnd();
+                    }
+                    ByteBuffer a = ints(0, call);
+                    ByteBuffer b = ints(1, call);
+                    for (int r = 0; r < 2; r++) {
+                        s[r].synchronize();
+                        ByteBuffer got = download(backend, buf[r]);
+                        int wrong = 0;
+                        for (int i = 0; i < N; i++) {
+                            wrong += got.getInt(4 * i) == 2 * Math.max(a.getInt(4 * i), b.getInt(4 * i)) ? 0 : 1;
+                        }
+                        assertEquals(0, wrong, "group " + call + ", rank " + r + ": MAX, then SUM of the maxima");
+                    }
+                }
+            } finally {
+                for (Communicator c : comms) {
+                    c.close();
+                }
+                for (int r = 0; r < 2; r++) {
+                    s[r].close();
+                    buf[r].close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aGroupOnTwoStreamsPerRankJoinsThemBeforeAndAfter() {
+        try (CudaBackend backend = GpuTests.open()) {
+            Communicator[] comms = FlexLink.initAll(backend, config(), new int[2]);
+            RuntimeStream[] s = {backend.createStream(0, "user.s0"), backend.createStream(0, "user.s1")};
+            RuntimeStream[] t = {backend.createStream(0, "user.t0"), backend.createStream(0, "user.t1")};
+            DeviceMemory[][] m = new DeviceMemory[2][4]; // g, fresh, moved, after
+            try {
+                for (int r = 0; r < 2; r++) {
+                    for (int k = 0; k < 4; k++) {
+                        m[r][k] = backend.allocate(0, N * 4L);
+                        backend.fill(m[r][k].address(), N * 4L, (byte) 0xA5);
+                    }
+                    backend.upload(m[r][1].address(), ints(r, 7));
+                    t[r].copy(m[r][0].address(), m[r][1].address(), N * 4L); // the input, written on T before
+                }
+                FlexLink.groupStart();
+                try {
+                    for (int r = 0; r < 2; r++) {
+                        comms[r].allReduce(m[r][0].address(), m[r][0].address(), N, DataType.INT32, ReduceOp.SUM,
+                                s[r]);
+                    }
+                    comms[0].send(m[0][1].address(), N, DataType.INT32, 1, t[0]);
+                    comms[1].recv(m[1][2].address(), N, DataType.INT32, 0, t[1]);
+                } finally {
+                    FlexLink.groupEnd();
+                }
+                for (int r = 0; r < 2; r++) {
+                    t[r].copy(m[r][3].address(), m[r][0].address(), N * 4L); // the sum, read on T after the group
+                    t[r].synchronize();
+                }
+                ByteBuffer a = ints(0, 7);
+                ByteBuffer b = ints(1, 7);
+                for (int r = 0; r < 2; r++) {
+                    ByteBuffer after = download(backend, m[r][3]);
+                    int wrong = 0;
+                    for (int i = 0; i < N; i++) {
+                        wrong += after.getInt(4 * i) == a.getInt(4 * i) + b.getInt(4 * i) ? 0 : 1;
+                    }
+                    assertEquals(0, wrong, "rank " + r + ": the sum of what T wrote before, read on T after");
+                }
+                assertEquals(a, download(backend, m[1][2]), "rank 0's transfer");
+            } finally {
+                for (Communicator c : comms) {
+                    c.close();
+                }
+                for (int r = 0; r < 2; r++) {
+                    s[r].close();
+                    t[r].close();
+                    for (DeviceMemory d : m[r]) {
+                        if (d != null) {
+                            d.close();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static ByteBuffer ints(int rank, int seed) {
+        ByteBuffer b = ByteBuffer.allocateDirect(N * 4).order(ByteOrder.nativeOrder());
+        java.util.SplittableRandom random = new java.util.SplittableRandom(31L * seed + rank);
+        for (int i = 0; i < N; i++) {
+            b.putInt(4 * i, random.nextInt(1 << 24) - (1 << 23));
+        }
+        return b;
+    }
+
+    private static ByteBuffer download(CudaBackend backend, DeviceMemory d) {
+        ByteBuffer b = ByteBuffer.allocateDirect((int) d.byteSize()).order(ByteOrder.nativeOrder());
+        backend.download(b, d.address());
+        return b;
+    }
+}
