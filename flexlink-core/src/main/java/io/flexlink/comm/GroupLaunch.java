@@ -36,6 +36,8 @@ final class GroupLaunch implements AutoCloseable {
     private final GroupStreams streams;
     /** Whether this group's collectives are chained (planned in phase 1, launched one after another in phase 3). */
     private boolean chained;
+    /** How many of the group's calls went through phase 3 (a discard leaves those alone). */
+    private int completed;
 
     GroupLaunch(Backend backend, int device, Launcher launcher, GroupedCalls grouped, CommLifecycle life,
                 boolean hasPrimary) {
@@ -109,7 +111,7 @@ final class GroupLaunch implements AutoCloseable {
             }
             RuntimeStream transfers = null;
             RuntimeStream previous = null;
-            for (int i = 0; i < grouped.size(); i++) {
+            for (int i = 0; i < grouped.size(); i++, completed = i) {
                 CallPlan p = grouped.get(i);
                 if (p.call.collective.pointToPoint()) {
                     transfers = p.call.stream;
@@ -134,11 +136,17 @@ final class GroupLaunch implements AutoCloseable {
             }
             streams.joinAtEnd();
         } catch (RuntimeException | Error e) {
+            if (chained && e instanceof FlexLinkException f) {
+                // the peers launch the chained calls this rank now will not, and would wait for them: tell them
+                life.health.fail(f);
+            }
             discardAfter(e);
             throw e;
         } finally {
             grouped.clear();
+            streams.forget();
             chained = false;
+            completed = 0;
             if (!alone) {
                 lock.unlock();
             }
@@ -152,7 +160,7 @@ final class GroupLaunch implements AutoCloseable {
     void discard() {
         try {
             RuntimeException first = null;
-            for (int i = 0; i < grouped.size(); i++) {
+            for (int i = completed; i < grouped.size(); i++) {
                 try {
                     launcher.discard(grouped.get(i));
                 } catch (RuntimeException e) {
@@ -168,7 +176,9 @@ final class GroupLaunch implements AutoCloseable {
             }
         } finally {
             grouped.clear();
+            streams.forget();
             chained = false;
+            completed = 0;
         }
     }
 

@@ -12,13 +12,18 @@ import java.util.List;
  * are several, the group's work starts only after the work enqueued before it on every one of them, and each of
  * them continues only after all of the group's work. Both joins go through the first stream (each other stream
  * records, the first waits for all, records, and each waits for that), before the group's first fork and after its
- * last join. A group on one stream, the usual case, costs nothing. Streams whose capture states differ are not
- * joined: an eager stream's event cannot be waited for inside a graph. Used under the communicator's lock.
+ * last join; chained collectives on different streams are linked one to the next. A group on one stream, the usual
+ * case, costs nothing. A group with a stream being captured is neither joined nor linked (as before these joins):
+ * an event of one capture cannot be waited for outside it or inside another, and which capture a stream belongs to
+ * is not asked. Used under the communicator's lock.
  */
 final class GroupStreams implements AutoCloseable {
     private final Backend backend;
     private final int device;
-    /** The distinct streams of the current group, in the order its calls used them (empty: nothing to join). */
+    /**
+     * The distinct streams of the current group, in the order its calls used them; empty when there is nothing to
+     * join (one stream, or one of them being captured), and after the group.
+     */
     private final List<RuntimeStream> streams = new ArrayList<>();
     /** One per stream position, grown on demand; the last one links chained calls. */
     private final List<RuntimeEvent> events = new ArrayList<>();
@@ -38,11 +43,16 @@ final class GroupStreams implements AutoCloseable {
                 streams.add(s);
             }
         }
-        if (streams.size() < 2 || !sameCaptureState()) {
+        if (streams.size() < 2 || anyCapturing()) {
             streams.clear();
             return;
         }
         joinAll();
+    }
+
+    /** Forgets the group's streams (its end, or its calls discarded): no reference outlives the group. */
+    void forget() {
+        streams.clear();
     }
 
     /** After the group's last join: each of its streams waits for the group's work on all the others. */
@@ -53,9 +63,12 @@ final class GroupStreams implements AutoCloseable {
         }
     }
 
-    /** A chained call on {@code next} after one on {@code previous}: {@code next} first waits for {@code previous}. */
+    /**
+     * A chained call on {@code next} after one on {@code previous}: {@code next} first waits for {@code previous}
+     * (only in a group whose streams were joined: one stream needs no link, and a capture gets none).
+     */
     void link(RuntimeStream previous, RuntimeStream next) {
-        if (previous == null || previous == next) {
+        if (previous == null || previous == next || streams.isEmpty()) {
             return;
         }
         if (link == null) {
@@ -77,14 +90,13 @@ final class GroupStreams implements AutoCloseable {
         }
     }
 
-    private boolean sameCaptureState() {
-        boolean first = streams.get(0).isCapturing();
-        for (int i = 1; i < streams.size(); i++) {
-            if (streams.get(i).isCapturing() != first) {
-                return false;
+    private boolean anyCapturing() {
+        for (RuntimeStream s : streams) {
+            if (s.isCapturing()) {
+                return true;
             }
         }
-        return true;
+        return false;
     }
 
     private RuntimeEvent event(int i) {

@@ -202,14 +202,20 @@ public final class Launcher implements AutoCloseable {
     }
 
     /**
-     * A call of a group being discarded after its launch began (a later step failed): a part already handed to the
-     * enqueue thread will run, so its caller's stream is joined to it anyway, and the stream's later work cannot
-     * overtake what it reads and writes. Nothing else of a discarded call was enqueued past its fork.
+     * A call of a group discarded before its third phase ended (a step failed): a part already handed to the enqueue
+     * thread will run, so its caller's stream is joined to it anyway and its staged input marked read, and the
+     * stream's later work cannot overtake what it reads and writes; a timed call records no sample. Nothing else of a
+     * discarded call was enqueued past its fork.
      */
     public void discard(CallPlan p) {
+        if (p.timerSlot >= 0) {
+            timer.cancel(p.timerSlot);
+            p.timerSlot = -1;
+        }
         if (p.async && p.call.stream != null && worker != null && worker.running()) {
             p.async = false;
             worker.join(p, p.call.stream);
+            done(p);
         }
     }
 

@@ -1,18 +1,27 @@
 package io.flexlink.comm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
 import io.flexlink.FlexLink;
+import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
+import io.flexlink.Result;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.runtime.host.HostFaults;
+import io.flexlink.testing.EventTrace;
+import io.flexlink.testing.FailingPrimary;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -146,6 +155,55 @@ class MultiStreamGroupTest {
                 for (int r = 0; r < 2; r++) {
                     first[r].close();
                     second[r].close();
+                    buf[r].close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aGroupThatFailedLeavesItsStreamsAloneAfterwards() {
+        FlexLinkConfig config = config("primary,pcie");
+        AtomicInteger failures = new AtomicInteger(2); // each rank's first primary AllReduce, in the group
+        try (HostBackend host = new HostBackend(config)) {
+            EventTrace traced = new EventTrace(host);
+            Communicator[] comms = FlexLink.initAll(new FailingPrimary(traced, failures), config, 0, 1);
+            RuntimeStream[][] s = new RuntimeStream[2][3];
+            DeviceMemory[] buf = {host.allocate(0, N * 4L), host.allocate(1, N * 4L)};
+            try {
+                for (int r = 0; r < 2; r++) {
+                    for (int k = 0; k < 3; k++) {
+                        s[r][k] = traced.createStream(r, "user." + k + ".r" + r);
+                    }
+                }
+                FlexLink.groupStart();
+                for (int r = 0; r < 2; r++) {
+                    comms[r].allReduce(buf[r].address(), buf[r].address(), N, DataType.INT32, ReduceOp.SUM, s[r][0]);
+                    comms[r].allReduce(buf[r].address(), buf[r].address(), N, DataType.INT32, ReduceOp.MAX, s[r][1]);
+                }
+                FlexLinkException e = assertThrows(FlexLinkException.class, FlexLink::groupEnd);
+                assertEquals(Result.UNHANDLED_CUDA_ERROR, e.result());
+                int before = traced.ops().size();
+                for (int r = 0; r < 2; r++) {
+                    comms[r].allReduce(buf[r].address(), buf[r].address(), N, DataType.INT32, ReduceOp.SUM, s[r][2]);
+                }
+                for (int r = 0; r < 2; r++) {
+                    s[r][2].synchronize();
+                }
+                List<EventTrace.Op> after = traced.ops().subList(before, traced.ops().size());
+                assertTrue(after.stream().anyMatch(o -> o.stream().startsWith("user.2")), "the next call forks, joins");
+                assertTrue(after.stream().noneMatch(o -> o.stream().matches("user\\.[01]\\..*")),
+                        "nothing of the next call touches the failed group's streams: " + after);
+            } finally {
+                for (Communicator c : comms) {
+                    c.close();
+                }
+                for (int r = 0; r < 2; r++) {
+                    for (RuntimeStream x : s[r]) {
+                        if (x != null) {
+                            x.close();
+                        }
+                    }
                     buf[r].close();
                 }
             }

@@ -11,17 +11,12 @@ import io.flexlink.FlexLinkException;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.config.FlexLinkConfig;
-import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
-import io.flexlink.runtime.ForwardingBackend;
-import io.flexlink.runtime.PrimaryComm;
-import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.runtime.host.HostFaults;
 import io.flexlink.testing.EventTrace;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
+import io.flexlink.testing.FailingPrimary;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -52,7 +47,7 @@ class DiscardedHandOverTest {
         AtomicInteger failuresLeft = new AtomicInteger(2); // each rank's first primary collective
         try (HostBackend host = new HostBackend(config, slowPcie)) {
             EventTrace traced = new EventTrace(host);
-            Communicator[] comms = FlexLink.initAll(new FailingOnce(traced, failuresLeft), config, 0, 1);
+            Communicator[] comms = FlexLink.initAll(new FailingPrimary(traced, failuresLeft), config, 0, 1);
             RuntimeStream[] s = {traced.createStream(0, "user0"), traced.createStream(1, "user1")};
             DeviceMemory[] in = {host.allocate(0, N * 4L), host.allocate(1, N * 4L)};
             DeviceMemory[] out = {host.allocate(0, N * 4L), host.allocate(1, N * 4L)};
@@ -121,51 +116,5 @@ class DiscardedHandOverTest {
             b.putInt(4 * i, rank * 100_003 + i * 3 + 1);
         }
         return b;
-    }
-
-    /** A primary transport whose communicators reject an AllReduce while {@code failures} lasts (once per rank). */
-    private static final class FailingOnce extends ForwardingBackend {
-        private final AtomicInteger failures;
-
-        FailingOnce(Backend delegate, AtomicInteger failures) {
-            super(delegate);
-            this.failures = failures;
-        }
-
-        @Override
-        public PrimaryTransport primaryTransport() {
-            PrimaryTransport real = super.primaryTransport();
-            return (PrimaryTransport) Proxy.newProxyInstance(PrimaryTransport.class.getClassLoader(),
-                    new Class<?>[] {PrimaryTransport.class}, (p, m, a) -> {
-                        Object r = invoke(real, m, a);
-                        if (m.getName().equals("createAll")) {
-                            PrimaryComm[] comms = (PrimaryComm[]) r;
-                            for (int i = 0; i < comms.length; i++) {
-                                comms[i] = failing(comms[i]);
-                            }
-                        } else if (m.getName().equals("create")) {
-                            r = failing((PrimaryComm) r);
-                        }
-                        return r;
-                    });
-        }
-
-        private PrimaryComm failing(PrimaryComm comm) {
-            return (PrimaryComm) Proxy.newProxyInstance(PrimaryComm.class.getClassLoader(),
-                    new Class<?>[] {PrimaryComm.class}, (p, m, a) -> {
-                        if (m.getName().equals("allReduce") && failures.getAndUpdate(f -> Math.max(0, f - 1)) > 0) {
-                            throw new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "ncclAllReduce refused (injected)");
-                        }
-                        return invoke(comm, m, a);
-                    });
-        }
-
-        private static Object invoke(Object target, java.lang.reflect.Method m, Object[] a) throws Throwable {
-            try {
-                return m.invoke(target, a);
-            } catch (InvocationTargetException e) {
-                throw e.getCause();
-            }
-        }
     }
 }
