@@ -2,6 +2,7 @@ package io.flexlink.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.Collective;
@@ -14,6 +15,8 @@ import io.flexlink.runtime.MemOps;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.testing.CollectiveHarness;
+import io.flexlink.testing.PathStreams;
+import java.time.Duration;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -38,9 +41,54 @@ class GroupGateGpuTest {
             }
             assertFalse(s.isIdle());
             words.writeCounter(0, 3);
-            s.synchronize();
+            long deadline = System.nanoTime() + 10_000_000_000L; // a wait that never lets go cannot be interrupted
+            while (!s.isIdle()) {
+                assertTrue(System.nanoTime() < deadline, "3 reached 3: the stream still held after 10 s");
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            }
             assertEquals(9, words.readCounter(64));
             s.close();
+        }
+    }
+
+    /**
+     * A CUDA stream's wait cannot be called off: an abort in the middle of a held group must write the gate before it
+     * waits for the streams, or the teardown waits out its bound (or for ever). Aborted on the group's thread when
+     * rank 3's paths are forked, ranks 0 to 2 enqueued and held.
+     */
+    @Test
+    void anAbortInTheMiddleOfAHeldGroupLetsTheStreamsGo() {
+        FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda")
+                .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").set(FlexLinkConfig.TUNING_CACHE, "off")
+                .set(FlexLinkConfig.GROUP_GATE, "on").set(FlexLinkConfig.TIMEOUT, "60s").build();
+        try (CudaBackend backend = GpuTests.open()) {
+            PathStreams traced = new PathStreams(backend, PathStreams.Mode.COUNT);
+            Communicator[] comms = FlexLink.initAll(traced, config, new int[4]);
+            boolean[] aborted = new boolean[1];
+            traced.listen((label, m, a) -> {
+                if (label.equals("pcie.send.r3") && m.getName().equals("waitEvent") && !aborted[0]) {
+                    aborted[0] = true;
+                    comms[0].abort();
+                }
+            });
+            assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
+                CollectiveHarness h = new CollectiveHarness(traced, comms).grouped();
+                try {
+                    h.run(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 1 << 20, 0, false, 3);
+                } catch (io.flexlink.FlexLinkException e) {
+                    // the callers' streams report the abort; what counts is that nothing stays held
+                }
+                for (Communicator c : comms) {
+                    c.abort();
+                    c.close();
+                }
+                try {
+                    h.close();
+                } catch (io.flexlink.FlexLinkException e) {
+                    // the same failure, from the callers' streams
+                }
+            });
+            assertTrue(aborted[0], "the abort came while the group was being launched");
         }
     }
 

@@ -13,10 +13,13 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The order of a group's calls on the GPU, for two ranks of GPU 0 (no primary path: every collective is split):
- * dependent collectives of one communicator in one group run in call order, and a group on two streams per rank
+ * dependent collectives of one communicator in one group run in call order (on one stream or two, with and without
+ * the enqueue thread), and a group on two streams per rank
  * (collectives on one, sends and receives on the other) waits for what each stream held before it and holds each
  * stream until all of it is done. Outputs poisoned, every element checked.
  */
@@ -24,16 +27,24 @@ import org.junit.jupiter.api.Test;
 class GroupOrderGpuTest {
     private static final int N = 3 << 20; // int32 elements: 12 MB per rank, several chunks
 
-    private static FlexLinkConfig config() {
+    private static FlexLinkConfig config(boolean enqueueThread) {
         return FlexLinkConfig.builder().set(FlexLinkConfig.BACKEND, "cuda").set(FlexLinkConfig.MIN_SPLIT_BYTES, "0")
-                .set(FlexLinkConfig.TUNING_CACHE, "off").build();
+                .set(FlexLinkConfig.TUNING_CACHE, "off")
+                .set(FlexLinkConfig.ENQUEUE_THREAD, enqueueThread ? "on" : "off").build();
     }
 
-    @Test
-    void dependentCollectivesOfOneGroupRunInCallOrder() {
+    /**
+     * Per rank, MAX then SUM of one buffer in one group; {@code twoStreams}: the SUM on a second stream (the chain
+     * then links the streams); {@code enqueueThread}: the paths' part enqueued by each communicator's thread.
+     */
+    @ParameterizedTest(name = "second stream {0}, enqueue thread {1}")
+    @CsvSource({"false, false", "true, false", "false, true", "true, true"})
+    void dependentCollectivesOfOneGroupRunInCallOrder(boolean twoStreams, boolean enqueueThread) {
         try (CudaBackend backend = GpuTests.open()) {
-            Communicator[] comms = FlexLink.initAll(backend, config(), new int[2]);
+            Communicator[] comms = FlexLink.initAll(backend, config(enqueueThread), new int[2]);
             RuntimeStream[] s = {backend.createStream(0, "user0"), backend.createStream(0, "user1")};
+            RuntimeStream[] second = twoStreams ? new RuntimeStream[] {backend.createStream(0, "user.b0"),
+                    backend.createStream(0, "user.b1")} : s;
             DeviceMemory[] buf = {backend.allocate(0, N * 4L), backend.allocate(0, N * 4L)};
             try {
                 for (int call = 0; call < 3; call++) {
@@ -48,7 +59,7 @@ class GroupOrderGpuTest {
                         }
                         for (int r = 0; r < 2; r++) {
                             comms[r].allReduce(buf[r].address(), buf[r].address(), N, DataType.INT32, ReduceOp.SUM,
-                                    s[r]);
+                                    second[r]);
                         }
                     } finally {
                         FlexLink.groupEnd();
@@ -71,6 +82,9 @@ class GroupOrderGpuTest {
                 }
                 for (int r = 0; r < 2; r++) {
                     s[r].close();
+                    if (second != s) {
+                        second[r].close();
+                    }
                     buf[r].close();
                 }
             }
@@ -80,7 +94,7 @@ class GroupOrderGpuTest {
     @Test
     void aGroupOnTwoStreamsPerRankJoinsThemBeforeAndAfter() {
         try (CudaBackend backend = GpuTests.open()) {
-            Communicator[] comms = FlexLink.initAll(backend, config(), new int[2]);
+            Communicator[] comms = FlexLink.initAll(backend, config(false), new int[2]);
             RuntimeStream[] s = {backend.createStream(0, "user.s0"), backend.createStream(0, "user.s1")};
             RuntimeStream[] t = {backend.createStream(0, "user.t0"), backend.createStream(0, "user.t1")};
             DeviceMemory[][] m = new DeviceMemory[2][4]; // g, fresh, moved, after
