@@ -1,16 +1,12 @@
 package io.flexlink.testing;
 
 import io.flexlink.runtime.Backend;
-import io.flexlink.runtime.ForwardingBackend;
 import io.flexlink.runtime.RuntimeEvent;
-import io.flexlink.runtime.RuntimeStream;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A backend that traces every stream's event records and waits in the order they are enqueued (on the host backend
@@ -18,12 +14,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * names: the last record of the same event enqueued before the wait. Path streams are {@code pcie.*.rN}; callers'
  * streams are whatever the test names them ({@code user*}).
  */
-public final class EventTrace extends ForwardingBackend {
+public final class EventTrace extends ProxiedStreams {
     /** One traced operation: which stream recorded or waited for which event. */
     public record Op(String stream, boolean waits, RuntimeEvent event) {
     }
 
-    private final Set<RuntimeStream> made = ConcurrentHashMap.newKeySet();
     private final List<Op> ops = new ArrayList<>();
 
     public EventTrace(Backend delegate) {
@@ -31,29 +26,18 @@ public final class EventTrace extends ForwardingBackend {
     }
 
     @Override
-    public RuntimeStream runtimeStream(io.flexlink.Stream stream) {
-        return stream instanceof RuntimeStream && made.contains(stream) ? (RuntimeStream) stream
-                : super.runtimeStream(stream);
+    protected boolean proxies(String label) {
+        return true;
     }
 
     @Override
-    public RuntimeStream createStream(int device, String label) {
-        RuntimeStream s = super.createStream(device, label);
-        RuntimeStream traced = (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
-                new Class<?>[] {RuntimeStream.class}, (proxy, m, a) -> {
-                    if (m.getName().equals("record") || m.getName().equals("waitEvent")) {
-                        synchronized (ops) {
-                            ops.add(new Op(label, m.getName().equals("waitEvent"), (RuntimeEvent) a[0]));
-                        }
-                    }
-                    try {
-                        return m.invoke(s, a);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
-        made.add(traced);
-        return traced;
+    protected Object answer(String label, Method m, Object[] args) {
+        if (m.getName().equals("record") || m.getName().equals("waitEvent")) {
+            synchronized (ops) {
+                ops.add(new Op(label, m.getName().equals("waitEvent"), (RuntimeEvent) args[0]));
+            }
+        }
+        return FORWARD;
     }
 
     /** The operations so far, in order. */
