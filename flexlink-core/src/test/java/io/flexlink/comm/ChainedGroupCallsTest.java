@@ -4,9 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.Communicator;
-import io.flexlink.DataType;
 import io.flexlink.FlexLink;
-import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
@@ -14,10 +12,8 @@ import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.runtime.host.HostFaults;
 import io.flexlink.testing.EventTrace;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import io.flexlink.testing.MaxThenSum;
 import java.util.List;
-import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -71,43 +67,13 @@ class ChainedGroupCallsTest {
         }
     }
 
-    /** One group of two in-place AllReduces per rank, MAX then SUM, on 2 ranks; the wrong elements. */
+    /** One group of two in-place AllReduces per rank, MAX then SUM, on 2 ranks and one stream each; wrong elements. */
     private static long maxThenSum(Backend calls, HostBackend host, FlexLinkConfig config) {
         Communicator[] comms = FlexLink.initAll(calls, config, 0, 1);
         RuntimeStream[] streams = {calls.createStream(0, "user0"), calls.createStream(1, "user1")};
         DeviceMemory[] buf = {host.allocate(0, N * 4L), host.allocate(1, N * 4L)};
-        int[][] in = new int[2][N];
-        SplittableRandom random = new SplittableRandom(11);
         try {
-            for (int r = 0; r < 2; r++) {
-                ByteBuffer b = ByteBuffer.allocateDirect(N * 4).order(ByteOrder.nativeOrder());
-                for (int i = 0; i < N; i++) {
-                    in[r][i] = random.nextInt(1 << 20) - (1 << 19);
-                    b.putInt(4 * i, in[r][i]);
-                }
-                host.upload(buf[r].address(), b);
-            }
-            FlexLink.groupStart();
-            try {
-                for (int r = 0; r < 2; r++) {
-                    comms[r].allReduce(buf[r], buf[r], N, DataType.INT32, ReduceOp.MAX, streams[r]);
-                }
-                for (int r = 0; r < 2; r++) {
-                    comms[r].allReduce(buf[r], buf[r], N, DataType.INT32, ReduceOp.SUM, streams[r]);
-                }
-            } finally {
-                FlexLink.groupEnd();
-            }
-            long wrong = 0;
-            for (int r = 0; r < 2; r++) {
-                streams[r].synchronize();
-                ByteBuffer b = ByteBuffer.allocateDirect(N * 4).order(ByteOrder.nativeOrder());
-                host.download(b, buf[r].address());
-                for (int i = 0; i < N; i++) {
-                    wrong += b.getInt(4 * i) == 2 * Math.max(in[0][i], in[1][i]) ? 0 : 1;
-                }
-            }
-            return wrong;
+            return MaxThenSum.run(host, comms, streams, streams, buf, N, 11);
         } finally {
             for (Communicator c : comms) {
                 c.close();

@@ -17,6 +17,7 @@ import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.runtime.host.HostFaults;
 import io.flexlink.testing.EventTrace;
 import io.flexlink.testing.FailingPrimary;
+import io.flexlink.testing.MaxThenSum;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -122,32 +123,7 @@ class MultiStreamGroupTest {
             RuntimeStream[] second = {host.createStream(0, "user.u0"), host.createStream(1, "user.u1")};
             DeviceMemory[] buf = {host.allocate(0, N * 4L), host.allocate(1, N * 4L)};
             try {
-                for (int r = 0; r < 2; r++) {
-                    host.upload(buf[r].address(), ints(r, 2));
-                }
-                FlexLink.groupStart();
-                try {
-                    for (int r = 0; r < 2; r++) {
-                        comms[r].allReduce(buf[r].address(), buf[r].address(), N, DataType.INT32, ReduceOp.MAX,
-                                first[r]);
-                    }
-                    for (int r = 0; r < 2; r++) {
-                        comms[r].allReduce(buf[r].address(), buf[r].address(), N, DataType.INT32, ReduceOp.SUM,
-                                second[r]);
-                    }
-                } finally {
-                    FlexLink.groupEnd();
-                }
-                ByteBuffer a = ints(0, 2);
-                ByteBuffer b = ints(1, 2);
-                ByteBuffer want = ByteBuffer.allocateDirect(N * 4).order(ByteOrder.nativeOrder());
-                for (int i = 0; i < N; i++) {
-                    want.putInt(4 * i, 2 * Math.max(a.getInt(4 * i), b.getInt(4 * i)));
-                }
-                for (int r = 0; r < 2; r++) {
-                    first[r].synchronize(); // the first stream waits for the whole group too
-                    assertEquals(want, download(host, buf[r]), "rank " + r + ": MAX, then SUM of the maxima");
-                }
+                assertEquals(0, MaxThenSum.run(host, comms, first, second, buf, N, 2), "MAX, then SUM of the maxima");
             } finally {
                 for (Communicator c : comms) {
                     c.close();

@@ -9,6 +9,7 @@ import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.testing.MaxThenSum;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.junit.jupiter.api.Tag;
@@ -48,33 +49,8 @@ class GroupOrderGpuTest {
             DeviceMemory[] buf = {backend.allocate(0, N * 4L), backend.allocate(0, N * 4L)};
             try {
                 for (int call = 0; call < 3; call++) {
-                    for (int r = 0; r < 2; r++) {
-                        backend.upload(buf[r].address(), ints(r, call));
-                    }
-                    FlexLink.groupStart();
-                    try {
-                        for (int r = 0; r < 2; r++) {
-                            comms[r].allReduce(buf[r].address(), buf[r].address(), N, DataType.INT32, ReduceOp.MAX,
-                                    s[r]);
-                        }
-                        for (int r = 0; r < 2; r++) {
-                            comms[r].allReduce(buf[r].address(), buf[r].address(), N, DataType.INT32, ReduceOp.SUM,
-                                    second[r]);
-                        }
-                    } finally {
-                        FlexLink.groupEnd();
-                    }
-                    ByteBuffer a = ints(0, call);
-                    ByteBuffer b = ints(1, call);
-                    for (int r = 0; r < 2; r++) {
-                        s[r].synchronize();
-                        ByteBuffer got = download(backend, buf[r]);
-                        int wrong = 0;
-                        for (int i = 0; i < N; i++) {
-                            wrong += got.getInt(4 * i) == 2 * Math.max(a.getInt(4 * i), b.getInt(4 * i)) ? 0 : 1;
-                        }
-                        assertEquals(0, wrong, "group " + call + ", rank " + r + ": MAX, then SUM of the maxima");
-                    }
+                    assertEquals(0, MaxThenSum.run(backend, comms, s, second, buf, N, call),
+                            "group " + call + ": MAX, then SUM of the maxima");
                 }
             } finally {
                 for (Communicator c : comms) {
