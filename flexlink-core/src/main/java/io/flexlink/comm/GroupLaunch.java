@@ -36,7 +36,7 @@ final class GroupLaunch implements AutoCloseable {
     private final GroupStreams streams;
     /** Whether this group's collectives are chained (planned in phase 1, launched one after another in phase 3). */
     private boolean chained;
-    /** How many of the group's calls went through phase 3 (a discard leaves those alone). */
+    /** How many of the group's first calls phase 3 is done with (a discard leaves those alone). */
     private int completed;
 
     GroupLaunch(Backend backend, int device, Launcher launcher, GroupedCalls grouped, CommLifecycle life,
@@ -111,10 +111,11 @@ final class GroupLaunch implements AutoCloseable {
             }
             RuntimeStream transfers = null;
             RuntimeStream previous = null;
-            for (int i = 0; i < grouped.size(); i++, completed = i) {
+            for (int i = 0; i < grouped.size(); i++) {
                 CallPlan p = grouped.get(i);
                 if (p.call.collective.pointToPoint()) {
-                    transfers = p.call.stream;
+                    transfers = p.call.stream; // launched with the others after the loop: nothing to discard
+                    completed = i + 1;
                     continue;
                 }
                 if (chained) {
@@ -124,6 +125,7 @@ final class GroupLaunch implements AutoCloseable {
                 }
                 launcher.launchAuxiliary(p);
                 launcher.done(p);
+                completed = i + 1;
                 life.health.used(p.call.stream); // its stream is watched for failures, and the watchdog sees its end
                 CallWatch watch = life.watch;
                 if (watch != null && !Launcher.captured(p)) {
@@ -136,9 +138,10 @@ final class GroupLaunch implements AutoCloseable {
             }
             streams.joinAtEnd();
         } catch (RuntimeException | Error e) {
-            if (chained && e instanceof FlexLinkException f) {
+            if (chained && !life.abortRequested()) {
                 // the peers launch the chained calls this rank now will not, and would wait for them: tell them
-                life.health.fail(f);
+                life.health.fail(e instanceof FlexLinkException f ? f : new FlexLinkException(Result.INTERNAL_ERROR,
+                        "group launch failed: " + e, e));
             }
             discardAfter(e);
             throw e;

@@ -39,7 +39,7 @@ final class GroupStreams implements AutoCloseable {
         streams.clear();
         for (int i = 0; i < grouped.size(); i++) {
             RuntimeStream s = grouped.get(i).call.stream;
-            if (!streams.contains(s)) {
+            if (indexOf(s) < 0) {
                 streams.add(s);
             }
         }
@@ -88,6 +88,16 @@ final class GroupStreams implements AutoCloseable {
         for (int i = 1; i < streams.size(); i++) {
             streams.get(i).waitEvent(event(0));
         }
+    }
+
+    /** By identity, as the group's rule for its transfers' stream: a stream object is the stream. */
+    private int indexOf(RuntimeStream s) {
+        for (int i = 0; i < streams.size(); i++) {
+            if (streams.get(i) == s) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private boolean anyCapturing() {

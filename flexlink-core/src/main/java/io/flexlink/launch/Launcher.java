@@ -203,9 +203,9 @@ public final class Launcher implements AutoCloseable {
 
     /**
      * A call of a group discarded before its third phase ended (a step failed): a part already handed to the enqueue
-     * thread will run, so its caller's stream is joined to it anyway and its staged input marked read, and the
-     * stream's later work cannot overtake what it reads and writes; a timed call records no sample. Nothing else of a
-     * discarded call was enqueued past its fork.
+     * thread will run, so its caller's stream is joined to it anyway, and a staged input (whose primary part may
+     * have been launched) is marked read, so that neither the stream's later work nor the next fill overtakes what
+     * it reads; a timed call records no sample. Nothing else of a discarded call was enqueued past its fork.
      */
     public void discard(CallPlan p) {
         if (p.timerSlot >= 0) {
@@ -215,7 +215,9 @@ public final class Launcher implements AutoCloseable {
         if (p.async && p.call.stream != null && worker != null && worker.running()) {
             p.async = false;
             worker.join(p, p.call.stream);
-            done(p);
+        }
+        if ((p.stagedInput || p.preScaled) && p.call.stream != null) {
+            done(p); // what was launched (the primary's part, a handed-over part) reads the staged input
         }
     }
 

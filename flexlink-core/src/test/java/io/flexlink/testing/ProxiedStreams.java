@@ -44,6 +44,12 @@ public abstract class ProxiedStreams extends ForwardingBackend {
         }
         RuntimeStream proxy = (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
                 new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
+                    if (m.getName().equals("equals") && a != null && a.length == 1) {
+                        return p == a[0]; // a proxy is itself, as a stream is: not the stream it forwards to
+                    }
+                    if (m.getName().equals("hashCode") && (a == null || a.length == 0)) {
+                        return System.identityHashCode(p);
+                    }
                     Object own = answer(label, m, a);
                     if (own != FORWARD) {
                         return own;

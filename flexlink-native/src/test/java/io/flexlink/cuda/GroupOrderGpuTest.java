@@ -1,6 +1,7 @@
 package io.flexlink.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flexlink.Communicator;
 import io.flexlink.DataType;
@@ -9,7 +10,9 @@ import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeStream;
+import io.flexlink.testing.EventTrace;
 import io.flexlink.testing.MaxThenSum;
+import java.util.List;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.junit.jupiter.api.Tag;
@@ -22,7 +25,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * dependent collectives of one communicator in one group run in call order (on one stream or two, with and without
  * the enqueue thread), and a group on two streams per rank
  * (collectives on one, sends and receives on the other) waits for what each stream held before it and holds each
- * stream until all of it is done. Outputs poisoned, every element checked.
+ * stream until all of it is done. Every element checked, and the traced order of forks and waits.
  */
 @Tag("gpu")
 class GroupOrderGpuTest {
@@ -42,15 +45,27 @@ class GroupOrderGpuTest {
     @CsvSource({"false, false", "true, false", "false, true", "true, true"})
     void dependentCollectivesOfOneGroupRunInCallOrder(boolean twoStreams, boolean enqueueThread) {
         try (CudaBackend backend = GpuTests.open()) {
-            Communicator[] comms = FlexLink.initAll(backend, config(enqueueThread), new int[2]);
-            RuntimeStream[] s = {backend.createStream(0, "user0"), backend.createStream(0, "user1")};
-            RuntimeStream[] second = twoStreams ? new RuntimeStream[] {backend.createStream(0, "user.b0"),
-                    backend.createStream(0, "user.b1")} : s;
+            EventTrace traced = new EventTrace(backend);
+            Communicator[] comms = FlexLink.initAll(traced, config(enqueueThread), new int[2]);
+            RuntimeStream[] s = {traced.createStream(0, "user0"), traced.createStream(0, "user1")};
+            RuntimeStream[] second = twoStreams ? new RuntimeStream[] {traced.createStream(0, "user.b0"),
+                    traced.createStream(0, "user.b1")} : s;
             DeviceMemory[] buf = {backend.allocate(0, N * 4L), backend.allocate(0, N * 4L)};
             try {
                 for (int call = 0; call < 3; call++) {
                     assertEquals(0, MaxThenSum.run(backend, comms, s, second, buf, N, call),
                             "group " + call + ": MAX, then SUM of the maxima");
+                }
+                for (int r = 0; r < 2; r++) {
+                    // the data may come out right by luck; the order may not: each SUM forks only after its stream
+                    // waited for what came before (the MAX's joins, or the link from the MAX's stream)
+                    List<Integer> forks = traced.forks(r);
+                    assertEquals(6, forks.size(), "rank " + r + ": two forks a group, three groups");
+                    for (int k = 1; k < forks.size(); k += 2) {
+                        String stream = traced.ops().get(forks.get(k)).stream();
+                        assertTrue(traced.waitsBetween(stream, forks.get(k - 1), forks.get(k)) > 0,
+                                "rank " + r + ", group " + k / 2 + ": the SUM's stream waited before its fork");
+                    }
                 }
             } finally {
                 for (Communicator c : comms) {
