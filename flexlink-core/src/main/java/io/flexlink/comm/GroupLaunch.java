@@ -3,6 +3,7 @@ package io.flexlink.comm;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import io.flexlink.launch.GroupedCalls;
+import io.flexlink.launch.Groups;
 import io.flexlink.launch.Launcher;
 import io.flexlink.plan.CallPlan;
 import io.flexlink.runtime.Backend;
@@ -162,21 +163,12 @@ final class GroupLaunch implements AutoCloseable {
      */
     void discard() {
         try {
-            RuntimeException first = null;
+            Throwable first = null;
             for (int i = completed; i < grouped.size(); i++) {
-                try {
-                    launcher.discard(grouped.get(i));
-                } catch (RuntimeException e) {
-                    if (first == null) {
-                        first = e;
-                    } else {
-                        first.addSuppressed(e);
-                    }
-                }
+                CallPlan p = grouped.get(i);
+                first = Groups.keepFirst(first, () -> launcher.discard(p));
             }
-            if (first != null) {
-                throw first;
-            }
+            Groups.rethrow(first);
         } finally {
             grouped.clear();
             streams.forget();
@@ -189,7 +181,7 @@ final class GroupLaunch implements AutoCloseable {
     private void discardAfter(Throwable cause) {
         try {
             discard();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             cause.addSuppressed(e);
         }
     }

@@ -164,7 +164,8 @@ public final class Groups {
         m.launchAuxiliary();
     }
 
-    private static void rethrow(Throwable failure) {
+    /** Throws {@code failure} (what {@link #keepFirst} kept), if any. */
+    public static void rethrow(Throwable failure) {
         if (failure instanceof Error) {
             throw (Error) failure;
         }
@@ -173,7 +174,8 @@ public final class Groups {
         }
     }
 
-    private static Throwable keepFirst(Throwable first, Runnable step) {
+    /** Runs {@code step}; the first failure of a series of steps, later ones added to it as suppressed. */
+    public static Throwable keepFirst(Throwable first, Runnable step) {
         try {
             step.run();
         } catch (RuntimeException | Error e) {
