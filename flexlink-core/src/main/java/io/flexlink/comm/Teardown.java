@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,6 +21,10 @@ import org.slf4j.LoggerFactory;
  * kernel that never returns, or a test hook holding a host stream) is not freed: a later
  * {@link #release} (close(), or the watchdog's next round) frees it once it is idle. Freeing its
  * staging memory under a running copy would crash the process; waiting for it could hang forever.
+ * After an abort the device's other streams must be idle too ({@code deviceIdle}), the path kicked meanwhile:
+ * CUDA's frees wait for the whole device, and where ranks of this process share a GPU a peer's stream can wait
+ * for a word its own later write lowered after this rank's last release, or for work that the thread blocked in
+ * the free would enqueue next (an abort made inside a group's end); that free would never return.
  * Used under the communicator's lock.
  */
 final class Teardown {
@@ -33,12 +38,15 @@ final class Teardown {
     private final Path primary;
     private final Path[] aux;
     private final boolean[] freed;
+    /** Whether every stream of the communicator's device has run what it was given (the backend's answer). */
+    private final BooleanSupplier deviceIdle;
     private final List<AutoCloseable> rest = new ArrayList<>();
     private boolean warned;
     private volatile boolean done;
 
-    Teardown(int rank, int size, Path primary, Path[] aux) {
+    Teardown(int rank, int size, Path primary, Path[] aux, BooleanSupplier deviceIdle) {
         this.rank = rank;
+        this.deviceIdle = deviceIdle;
         this.size = size;
         this.primary = primary;
         this.aux = aux;
@@ -84,8 +92,9 @@ final class Teardown {
         if (busy != null) {
             if (!warned) {
                 warned = true;
-                LOG.warn("rank {}/{}: streams of {} still busy {} ms after the abort; their memory stays allocated "
-                        + "until they finish (close() or the watchdog frees it then)", rank, size, busy,
+                LOG.warn("rank {}/{}: streams of {} (or others of the device) still busy {} ms after the abort; "
+                        + "their memory stays allocated until they finish (close() or the watchdog frees it then)",
+                        rank, size, busy,
                         boundNanos / 1_000_000);
             }
             return false;
@@ -103,6 +112,9 @@ final class Teardown {
             boolean idle = true;
             for (RuntimeStream s : p.streams()) {
                 idle &= s.isIdle();
+            }
+            if (idle && aborted) {
+                idle = deviceIdle.getAsBoolean();
             }
             if (idle) {
                 if (aborted) {

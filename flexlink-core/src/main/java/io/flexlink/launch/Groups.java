@@ -187,6 +187,20 @@ public final class Groups {
         return first;
     }
 
+    /**
+     * Before an abort or a revoke made on this thread: if it is ending a group whose calls are held, every member's
+     * held calls may run now. The teardown waits for the device's streams before it frees (CUDA's frees wait for
+     * the whole device), and a held stream of another member would wait for a release that this very thread makes
+     * only after the teardown returned. Later calls of the group are still held until its end. Never throws.
+     */
+    public void letHeldGo() {
+        if (holding) {
+            for (Member m : members) {
+                keepFirst(null, m::releaseHeld);
+            }
+        }
+    }
+
     /** True while this thread ends a group of several members: a split call may hold its work until the end. */
     public boolean holding() {
         return holding;

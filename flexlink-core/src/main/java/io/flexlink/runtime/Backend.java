@@ -94,6 +94,18 @@ public interface Backend extends AutoCloseable {
         return Integer.MAX_VALUE;
     }
 
+    /**
+     * Whether every stream of {@code device} this backend made or wrapped has run all that was enqueued on it
+     * (a stream being captured holds nothing that runs). An aborted communicator's teardown asks before it
+     * frees: CUDA's {@code cudaFree} waits for the whole device, and where ranks of this process share a GPU a
+     * peer's stream may wait for a handshake word that only the abort's repeated releases let go, or for a
+     * write that the thread blocked in that free would make next. True by default: the host backend's frees
+     * wait for no stream.
+     */
+    default boolean deviceIdle(int device) {
+        return true;
+    }
+
     /** Creates a stream on {@code device}; {@code label} names its role in logs and link emulation. */
     RuntimeStream createStream(int device, String label);
 

@@ -127,6 +127,11 @@ public abstract class ForwardingBackend implements Backend {
     }
 
     @Override
+    public boolean deviceIdle(int device) {
+        return delegate.deviceIdle(device);
+    }
+
+    @Override
     public void close() {
         delegate.close();
     }

@@ -19,6 +19,7 @@ import io.flexlink.runtime.host.HostBackend;
 import io.flexlink.runtime.host.HostFaults;
 import io.flexlink.testing.CapturingCallers;
 import io.flexlink.testing.CollectiveHarness;
+import io.flexlink.testing.DeviceWideFrees;
 import io.flexlink.testing.PathStreams;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -159,14 +160,17 @@ class GroupGateTest {
 
     @Test
     void anAbortOfAHeldCommunicatorLetsItsStreamsGoBeforeWaitingForThem() {
-        // held streams that nobody let go would keep the teardown waiting for its whole bound (10 s here)
+        // held streams that nobody let go would keep the teardown waiting for its whole bound (10 s here); frees that
+        // wait for the whole device, as CUDA's do, wait for the other members' held streams too, which only this
+        // thread lets go
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "pcie")
                 .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").set(FlexLinkConfig.CHUNK_BYTES, "64K")
                 .set(FlexLinkConfig.TUNING_CACHE, "off").set(FlexLinkConfig.GROUP_GATE, "on")
                 .set(FlexLinkConfig.TIMEOUT, "60s").build();
         try (HostBackend host = new HostBackend(config)) {
             PathStreams traced = new PathStreams(host, PathStreams.Mode.COUNT);
-            Communicator[] comms = FlexLink.initAll(traced, config, new int[4]);
+            DeviceWideFrees device = new DeviceWideFrees(traced);
+            Communicator[] comms = FlexLink.initAll(device, config, new int[4]);
             boolean[] aborted = new boolean[1];
             traced.listen((label, m, a) -> {
                 if (label.equals("pcie.send.r3") && m.getName().equals("waitEvent") && !aborted[0]) {
@@ -175,7 +179,7 @@ class GroupGateTest {
                 }
             });
             assertTimeoutPreemptively(Duration.ofSeconds(8), () -> {
-                CollectiveHarness h = new CollectiveHarness(traced, comms).grouped();
+                CollectiveHarness h = new CollectiveHarness(device, comms).grouped();
                 try {
                     h.run(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 50_000, 0, false, 3);
                 } catch (io.flexlink.FlexLinkException e) {

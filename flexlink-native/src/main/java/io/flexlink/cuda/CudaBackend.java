@@ -268,6 +268,17 @@ public final class CudaBackend implements Backend {
         return s;
     }
 
+    /** Asks each stream of the device once (cudaStreamQuery); a stream being captured runs nothing yet. */
+    @Override
+    public boolean deviceIdle(int device) {
+        for (CudaStream s : streams) {
+            if (s.device() == device && !s.isCapturing() && !s.isIdle()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     QueryPacing queryPacing() {
         return queryPacing;
     }
