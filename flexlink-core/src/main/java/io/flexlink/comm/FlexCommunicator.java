@@ -132,7 +132,6 @@ public final class FlexCommunicator extends ParentCommunicator {
 
     @Override
     public void revoke() {
-        Groups.current().letHeldGo();
         life.revoke();
     }
 
@@ -300,7 +299,6 @@ public final class FlexCommunicator extends ParentCommunicator {
     /** Tells every peer, aborts the primary transport, then frees what no stream uses ({@link CommLifecycle#abort}). */
     @Override
     public void abort() {
-        Groups.current().letHeldGo(); // an abort made inside this thread's group end: the teardown waits for those
         life.abort();
         closeRegistrations(); // the transports are aborted: NCCL freed its registrations
     }

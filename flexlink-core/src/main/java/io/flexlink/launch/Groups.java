@@ -188,17 +188,14 @@ public final class Groups {
     }
 
     /**
-     * Before an abort or a revoke made on this thread: if it is ending a group whose calls are held, every member's
-     * held calls may run now. The teardown waits for the device's streams before it frees (CUDA's frees wait for
-     * the whole device), and a held stream of another member would wait for a release that this very thread makes
-     * only after the teardown returned. Later calls of the group are still held until its end. Never throws.
+     * Lets every call of this process held until its group's end ({@code flexlink.groupGate}) run now, whichever
+     * thread ends that group: an aborted communicator's teardown waits for the device's streams before it frees
+     * (CUDA's frees wait for the whole device), and a held stream would otherwise wait for a thread that is itself
+     * waiting, for the teardown or for the aborted communicator's lock. A hold only keeps the copies from running
+     * while the group is enqueued, so letting it go early costs time, never a result. Never throws.
      */
-    public void letHeldGo() {
-        if (holding) {
-            for (Member m : members) {
-                keepFirst(null, m::releaseHeld);
-            }
-        }
+    public static void letEveryHeldCallGo() {
+        GroupGate.openEvery();
     }
 
     /** True while this thread ends a group of several members: a split call may hold its work until the end. */

@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
@@ -159,10 +160,22 @@ class GroupGateTest {
     }
 
     @Test
-    void anAbortOfAHeldCommunicatorLetsItsStreamsGoBeforeWaitingForThem() {
-        // held streams that nobody let go would keep the teardown waiting for its whole bound (10 s here); frees that
-        // wait for the whole device, as CUDA's do, wait for the other members' held streams too, which only this
-        // thread lets go
+    void anAbortOnTheGroupsThreadInTheMiddleOfAHeldGroupLetsEveryHeldStreamGo() {
+        abortInTheMiddleOfAHeldGroup(false);
+    }
+
+    @Test
+    void anAbortOnAnotherThreadWhileTheGroupsThreadWaitsLetsEveryHeldStreamGo() {
+        abortInTheMiddleOfAHeldGroup(true);
+    }
+
+    /**
+     * Rank 0 (or 1, from another thread that the group's thread waits for) is aborted while rank 3's part of a
+     * held group is enqueued. The frees wait for the device's busy streams as CUDA's do ({@link DeviceWideFrees}),
+     * among them the other ranks' held streams, whose gates the group's thread would write only after it got past
+     * the abort: unless the teardown lets every held call go, it waits its whole bound (10 s here).
+     */
+    private static void abortInTheMiddleOfAHeldGroup(boolean fromAnotherThread) {
         FlexLinkConfig config = FlexLinkConfig.builder().set(FlexLinkConfig.PATHS, "pcie")
                 .set(FlexLinkConfig.MIN_SPLIT_BYTES, "0").set(FlexLinkConfig.CHUNK_BYTES, "64K")
                 .set(FlexLinkConfig.TUNING_CACHE, "off").set(FlexLinkConfig.GROUP_GATE, "on")
@@ -171,11 +184,18 @@ class GroupGateTest {
             PathStreams traced = new PathStreams(host, PathStreams.Mode.COUNT);
             DeviceWideFrees device = new DeviceWideFrees(traced);
             Communicator[] comms = FlexLink.initAll(device, config, new int[4]);
-            boolean[] aborted = new boolean[1];
+            long[] abortNanos = {-1};
             traced.listen((label, m, a) -> {
-                if (label.equals("pcie.send.r3") && m.getName().equals("waitEvent") && !aborted[0]) {
-                    aborted[0] = true; // rank 3's fork: the group's last phase, ranks 0 to 2 enqueued and held
-                    comms[0].abort(); // on the group's thread, as a watchdog's or another thread's abort could
+                if (label.equals("pcie.send.r3") && m.getName().equals("waitEvent") && abortNanos[0] < 0) {
+                    long t0 = System.nanoTime(); // rank 3's fork: the group's last phase, ranks 0 to 2 enqueued and held
+                    if (fromAnotherThread) {
+                        Thread aborter = new Thread(comms[1]::abort, "aborter");
+                        aborter.start();
+                        join(aborter);
+                    } else {
+                        comms[0].abort();
+                    }
+                    abortNanos[0] = System.nanoTime() - t0;
                 }
             });
             assertTimeoutPreemptively(Duration.ofSeconds(8), () -> {
@@ -195,7 +215,18 @@ class GroupGateTest {
                     // the same failure, from the callers' streams
                 }
             });
-            assertTrue(aborted[0]);
+            assertTrue(abortNanos[0] >= 0, "the abort came while the group was being launched");
+            assertTrue(abortNanos[0] < TimeUnit.SECONDS.toNanos(5), "the abort waited " + abortNanos[0] / 1_000_000
+                    + " ms of its 10 s bound: a held stream was never let go");
+        }
+    }
+
+    private static void join(Thread t) {
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
         }
     }
 

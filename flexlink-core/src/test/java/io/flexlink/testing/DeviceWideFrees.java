@@ -3,14 +3,16 @@ package io.flexlink.testing;
 import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.ForwardingBackend;
 import io.flexlink.runtime.RuntimeStream;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A host backend whose frees behave like CUDA's: a device counts as idle only when every stream made on it through
- * this wrapper has run all it was given. The host backend itself answers {@link Backend#deviceIdle} with true
- * (its frees wait for nothing), so the teardown's wait for the device's other streams, and the deadlock it meets
- * when a stream is held by the very thread that tears down, show only through this wrapper.
+ * A host backend that names its busy streams as CUDA's does: every stream made through this wrapper with work left
+ * ({@link Backend#busyStreams}). The host backend itself names none (its frees wait for nothing), so the teardown's
+ * wait for the device's other streams, and the stall it meets when a held stream waits for a thread that waits
+ * for the teardown, show only through this wrapper.
  */
 public final class DeviceWideFrees extends ForwardingBackend {
     /** Each stream made through this wrapper, with its device. */
@@ -28,12 +30,13 @@ public final class DeviceWideFrees extends ForwardingBackend {
     }
 
     @Override
-    public boolean deviceIdle(int device) {
-        for (Map.Entry<RuntimeStream, Integer> e : made.entrySet()) {
-            if (e.getValue() == device && !e.getKey().isIdle()) {
-                return false;
+    public List<RuntimeStream> busyStreams(int device) {
+        List<RuntimeStream> busy = new ArrayList<>();
+        made.forEach((s, d) -> {
+            if (d == device && !s.isIdle()) {
+                busy.add(s);
             }
-        }
-        return true;
+        });
+        return busy;
     }
 }

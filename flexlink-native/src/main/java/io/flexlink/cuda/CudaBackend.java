@@ -268,15 +268,20 @@ public final class CudaBackend implements Backend {
         return s;
     }
 
-    /** Asks each stream of the device once (cudaStreamQuery); a stream being captured runs nothing yet. */
+    /** Asks each owned stream of the device (cudaStreamQuery) under its monitor, which its close() holds too. */
     @Override
-    public boolean deviceIdle(int device) {
+    public List<RuntimeStream> busyStreams(int device) {
+        List<RuntimeStream> busy = new ArrayList<>();
         for (CudaStream s : streams) {
-            if (s.device() == device && !s.isCapturing() && !s.isIdle()) {
-                return false;
+            if (s.owned() && s.device() == device) {
+                synchronized (s) {
+                    if (!s.isCapturing() && !s.isIdle()) {
+                        busy.add(s);
+                    }
+                }
             }
         }
-        return true;
+        return busy;
     }
 
     QueryPacing queryPacing() {

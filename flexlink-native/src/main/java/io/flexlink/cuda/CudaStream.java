@@ -372,7 +372,7 @@ public final class CudaStream implements RuntimeStream {
 
     /** Destroys an owned stream (CUDA lets its enqueued work finish first); a wrapper only forgets. Idempotent. */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (!status.markClosed()) {
             return;
         }

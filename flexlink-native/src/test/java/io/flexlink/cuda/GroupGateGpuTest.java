@@ -65,10 +65,13 @@ class GroupGateGpuTest {
             PathStreams traced = new PathStreams(backend, PathStreams.Mode.COUNT);
             Communicator[] comms = FlexLink.initAll(traced, config, new int[4]);
             boolean[] aborted = new boolean[1];
+            long[] abortNanos = {-1};
             traced.listen((label, m, a) -> {
                 if (label.equals("pcie.send.r3") && m.getName().equals("waitEvent") && !aborted[0]) {
                     aborted[0] = true;
-                    comms[0].abort();
+                    long t0 = System.nanoTime();
+                    comms[0].abort(); // its frees wait for the device, whose other ranks' streams are held
+                    abortNanos[0] = System.nanoTime() - t0;
                 }
             });
             // not preemptive: a teardown abandoned on another thread would leave streams in use to the backend's close
@@ -90,6 +93,8 @@ class GroupGateGpuTest {
                 }
             });
             assertTrue(aborted[0], "the abort came while the group was being launched");
+            assertTrue(abortNanos[0] >= 0 && abortNanos[0] < 5_000_000_000L, "the abort took " + abortNanos[0] / 1_000_000
+                    + " ms of its 10 s bound: a held stream was never let go");
         }
     }
 
