@@ -372,17 +372,19 @@ public final class CudaStream implements RuntimeStream {
 
     /** Destroys an owned stream (CUDA lets its enqueued work finish first); a wrapper only forgets. Idempotent. */
     @Override
-    public synchronized void close() {
-        if (!status.markClosed()) {
-            return;
-        }
-        backend.streamClosed(this);
-        if (owned) {
-            int rc = cudart.cudaStreamDestroy(handle);
-            if (rc != 0) {
-                CudaBackend.LOG.warn("cudaStreamDestroy({}): {}", label, CudaLibraries.cudaError(rc));
+    public void close() {
+        synchronized (this) { // CudaBackend.busyStreams asks under this monitor; the frees below stay outside it
+            if (!status.markClosed()) {
+                return;
             }
-            handle.setNull();
+            backend.streamClosed(this);
+            if (owned) {
+                int rc = cudart.cudaStreamDestroy(handle);
+                if (rc != 0) {
+                    CudaBackend.LOG.warn("cudaStreamDestroy({}): {}", label, CudaLibraries.cudaError(rc));
+                }
+                handle.setNull();
+            }
         }
         scratch.close();
         batches.close();
