@@ -92,7 +92,7 @@ public final class FlexCommunicator extends ParentCommunicator {
         GroupLaunch phases = new GroupLaunch(backend, device, launcher, grouped, life, hasPrimary);
         life.teardown.then(phases);
         this.member = new GroupMember(() -> phases.primary(false), () -> phases.auxiliary(false), this::underCallLock,
-                () -> GroupEstimate.seconds(grouped, shares, size), phases::discard, this::releaseHeld);
+                () -> GroupEstimate.seconds(grouped, shares, size), phases::discard, launcher::releaseHeld);
         this.alone = new GroupMember(() -> phases.primary(true), () -> phases.auxiliary(true), this::underCallLock,
                 () -> GroupEstimate.seconds(grouped, shares, size), phases::discard, () -> { });
         life.teardown.then(launcher);
@@ -244,21 +244,6 @@ public final class FlexCommunicator extends ParentCommunicator {
         lock.lock();
         try {
             return part.get();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * After the group's end: the calls this communicator held ({@code flexlink.groupGate}) may run. A torn-down
-     * communicator let them go when its launcher closed.
-     */
-    private void releaseHeld() {
-        lock.lock();
-        try {
-            if (!life.teardown.done()) {
-                launcher.releaseHeld();
-            }
         } finally {
             lock.unlock();
         }

@@ -368,7 +368,7 @@ public final class Launcher implements AutoCloseable {
         return p.timerSlot >= 0 ? timer.auxDone(p.timerSlot, i, k) : joins[i][k];
     }
 
-    /** After the group's end enqueued everything: the held calls' work may run (a host write). */
+    /** After the group's end: the held calls may run (a host write; no call lock: a closed gate writes nothing). */
     public void releaseHeld() {
         if (gate != null) {
             gate.open();

@@ -32,8 +32,6 @@ final class BatchCopies implements AutoCloseable {
     private static final int EXTENT = 80;
     private static final int ORDER = 104;
     private static final int FLAGS = 108;
-    /** cudaMemcpy2DAsync refuses pitches at or above this; a run beyond it is not batched either. */
-    private static final long MAX_PITCH = Integer.MAX_VALUE;
     /** Whether the offsets above are those of the CUDA headers the presets were built with. */
     static final boolean LAYOUT = layoutMatches();
 
@@ -55,6 +53,14 @@ final class BatchCopies implements AutoCloseable {
         this.device = device;
     }
 
+    /** cudaMemcpy2DAsync refuses pitches at or above this (cudaDeviceProp.memPitch on current GPUs). */
+    private static final long MAX_PITCH = Integer.MAX_VALUE;
+
+    /** Whether a 2D copy, or a run of a batch, can express rows of {@code width} bytes at these pitches. */
+    static boolean pitchable(long dstPitch, long srcPitch, long width) {
+        return dstPitch >= width && srcPitch >= width && dstPitch < MAX_PITCH && srcPitch < MAX_PITCH;
+    }
+
     /**
      * Enqueues {@code runs} as one batch; false (nothing enqueued) where it cannot: the layout check failed, CUDA
      * refused a batch before, or a run has rows closer than their width, which a 2D copy cannot express either.
@@ -65,9 +71,7 @@ final class BatchCopies implements AutoCloseable {
             return false;
         }
         for (int i = 0; i < n; i++) {
-            long w = runs.width(i);
-            if (runs.rows(i) > 1 && (runs.dstPitch(i) < w || runs.srcPitch(i) < w || runs.dstPitch(i) >= MAX_PITCH
-                    || runs.srcPitch(i) >= MAX_PITCH)) {
+            if (runs.rows(i) > 1 && !pitchable(runs.dstPitch(i), runs.srcPitch(i), runs.width(i))) {
                 return false;
             }
         }

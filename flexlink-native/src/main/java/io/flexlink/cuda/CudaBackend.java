@@ -275,7 +275,7 @@ public final class CudaBackend implements Backend {
         for (CudaStream s : streams) {
             if (s.owned() && s.device() == device) {
                 synchronized (s) {
-                    if (!s.isCapturing() && !s.isIdle()) {
+                    if (!s.isIdle() && !s.isCapturing()) { // isIdle answers a capture busy: ask only then
                         busy.add(s);
                     }
                 }

@@ -40,8 +40,6 @@ public final class CudaStream implements RuntimeStream {
     /** The threshold in use: {@link #STAGED_MIN_BYTES}, changed only by measurements and tests. */
     static volatile long stagedMinBytes = STAGED_MIN_BYTES;
 
-    /** cudaMemcpy2DAsync refuses pitches at or above this (cudaDeviceProp.memPitch on current GPUs). */
-    private static final long MAX_PITCH = Integer.MAX_VALUE;
 
     private final CudaBackend backend;
     private final int device;
@@ -167,7 +165,7 @@ public final class CudaStream implements RuntimeStream {
             copy(dst, src, width);
             return;
         }
-        if (dstPitch < width || srcPitch < width || dstPitch >= MAX_PITCH || srcPitch >= MAX_PITCH) {
+        if (!BatchCopies.pitchable(dstPitch, srcPitch, width)) {
             RuntimeStream.super.copyRows(dst, dstPitch, src, srcPitch, width, rows);
             return;
         }

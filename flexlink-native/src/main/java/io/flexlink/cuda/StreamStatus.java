@@ -36,7 +36,7 @@ final class StreamStatus {
         this.probe = probe;
         this.label = label;
         this.pacing = pacing;
-        this.queriedAt = pacing.now() - QUERY_INTERVAL_NANOS;
+        this.queriedAt = pacing.now() - pacing.interval();
     }
 
     boolean closed() {

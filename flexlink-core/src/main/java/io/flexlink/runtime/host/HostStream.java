@@ -266,16 +266,15 @@ final class HostStream implements RuntimeStream {
             for (int i = 0; i < n; i++) {
                 HostPinnedMemory m = mems[i];
                 long address = m.hostAddress() + offsets[i];
-                if (kinds[i] == io.flexlink.runtime.MemOps.WAIT_AT_LEAST) {
-                    if (!CounterSignal.await(address, values[i], () -> closed || m.isAborted()) || m.isAborted()) {
+                if (kinds[i] != io.flexlink.runtime.MemOps.WRITE) {
+                    boolean counter = kinds[i] == io.flexlink.runtime.MemOps.WAIT_AT_LEAST;
+                    java.util.function.BooleanSupplier cancelled = () -> closed || m.isAborted();
+                    boolean reached = counter ? CounterSignal.await(address, values[i], cancelled)
+                            : CounterSignal.awaitAny(address, values[i], cancelled);
+                    if (!reached || m.isAborted()) {
                         throw new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
-                                "wait on counter at +" + offsets[i] + " for " + Integer.toUnsignedString(values[i])
-                                        + " cancelled (communicator aborted or stream closed)");
-                    }
-                } else if (kinds[i] == io.flexlink.runtime.MemOps.WAIT) {
-                    if (!CounterSignal.awaitAny(address, values[i], () -> closed || m.isAborted()) || m.isAborted()) {
-                        throw new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
-                                "wait on flag at +" + offsets[i] + " for mask " + values[i]
+                                (counter ? "wait on counter at +" + offsets[i] + " for " + Integer.toUnsignedString(values[i])
+                                        : "wait on flag at +" + offsets[i] + " for mask " + values[i])
                                         + " cancelled (communicator aborted or stream closed)");
                     }
                 } else {
