@@ -147,10 +147,7 @@ final class GroupLaunch implements AutoCloseable {
             discardAfter(e);
             throw e;
         } finally {
-            grouped.clear();
-            streams.forget();
-            chained = false;
-            completed = 0;
+            forget();
             if (!alone) {
                 lock.unlock();
             }
@@ -170,11 +167,16 @@ final class GroupLaunch implements AutoCloseable {
             }
             Groups.rethrow(first);
         } finally {
-            grouped.clear();
-            streams.forget();
-            chained = false;
-            completed = 0;
+            forget();
         }
+    }
+
+    /** The group's calls and streams, forgotten once it is launched or discarded. */
+    private void forget() {
+        grouped.clear();
+        streams.forget();
+        chained = false;
+        completed = 0;
     }
 
     /** {@link #discard} after {@code cause}, which stays the failure: what the discard throws is added to it. */

@@ -1,5 +1,6 @@
 package io.flexlink.comm;
 
+import static io.flexlink.testing.Downloads.download;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -199,12 +200,6 @@ class MultiStreamGroupTest {
         for (int i = 0; i < N; i++) {
             b.putInt(4 * i, x.getInt(4 * i) + y.getInt(4 * i));
         }
-        return b;
-    }
-
-    private static ByteBuffer download(HostBackend host, DeviceMemory m) {
-        ByteBuffer b = ByteBuffer.allocateDirect((int) m.byteSize()).order(ByteOrder.nativeOrder());
-        host.download(b, m.address());
         return b;
     }
 }

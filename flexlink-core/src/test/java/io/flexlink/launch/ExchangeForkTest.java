@@ -1,5 +1,6 @@
 package io.flexlink.launch;
 
+import static io.flexlink.testing.Downloads.download;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.flexlink.Communicator;
@@ -7,7 +8,6 @@ import io.flexlink.DataType;
 import io.flexlink.FlexLink;
 import io.flexlink.ReduceOp;
 import io.flexlink.config.FlexLinkConfig;
-import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
@@ -100,11 +100,5 @@ class ExchangeForkTest {
             b.putInt(4 * i, rank * 1_000_003 + i * 7 + 1);
         }
         return b;
-    }
-
-    private static ByteBuffer download(Backend b, DeviceMemory m) {
-        ByteBuffer out = ByteBuffer.allocateDirect((int) m.byteSize()).order(ByteOrder.nativeOrder());
-        b.download(out, m.address());
-        return out;
     }
 }

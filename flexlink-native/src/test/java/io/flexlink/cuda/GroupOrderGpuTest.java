@@ -1,5 +1,6 @@
 package io.flexlink.cuda;
 
+import static io.flexlink.testing.Downloads.download;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -147,12 +148,6 @@ class GroupOrderGpuTest {
         for (int i = 0; i < N; i++) {
             b.putInt(4 * i, random.nextInt(1 << 24) - (1 << 23));
         }
-        return b;
-    }
-
-    private static ByteBuffer download(CudaBackend backend, DeviceMemory d) {
-        ByteBuffer b = ByteBuffer.allocateDirect((int) d.byteSize()).order(ByteOrder.nativeOrder());
-        backend.download(b, d.address());
         return b;
     }
 }
