@@ -19,3 +19,10 @@ enqueue_call_timed() {
   "$@" -Dtimed=true io.flexlink.cuda.bench.SplitEnqueueCost "${REPS:-60}" auto off "${ENQUEUE_ROWS[@]}" 2>&1 \
     | grep -v DEBUG | tail -40
 }
+
+# enqueue_call_pid: the process id of the JVM of the call once it runs (waits up to 20 s for it); empty if none came.
+enqueue_call_pid() {
+  local pid=""
+  for _ in $(seq 400); do pid=$(pgrep -f 'java .*SplitEnqueueCost' | head -1); [[ -n $pid ]] && break; sleep 0.05; done
+  echo "$pid"
+}

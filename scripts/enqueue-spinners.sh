@@ -11,8 +11,7 @@ export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
 out=${OUT:-.}/spinners; mkdir -p "$out"
 bash .gpu/run java ${JAVA_OPTS:-} io.flexlink.cuda.bench.SplitEnqueueCost "${REPS:-60}" auto off "${ENQUEUE_ROWS[@]}" \
   > "$out/jvm.log" 2>&1 &
-pid=""
-for _ in $(seq 400); do pid=$(pgrep -f 'java .*SplitEnqueueCost' | head -1); [[ -n $pid ]] && break; sleep 0.05; done
+pid=$(enqueue_call_pid)
 [[ -n $pid ]] || { echo "no JVM found"; exit 1; }
 snap() { # tid ticks(utime+stime) cpu state name, one line per thread
   local t s rest

@@ -9,8 +9,8 @@ source "$(dirname "$0")/enqueue-call.sh"
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
 tmp=$(mktemp -d)
 sample() { # sample FILE: until the JVM of the call ends, "pid tid psr pcpu comm" of its threads, one block per sample
-  local pid=""
-  for _ in $(seq 200); do pid=$(pgrep -f 'java .*SplitEnqueueCost' | head -1); [[ -n $pid ]] && break; sleep 0.05; done
+  local pid
+  pid=$(enqueue_call_pid)
   [[ -n $pid ]] || return
   while kill -0 "$pid" 2>/dev/null; do
     ps -L -o tid=,psr=,pcpu=,comm= -p "$pid" | awk -v p="$pid" '{ print p, $0 }' >> "$1"
