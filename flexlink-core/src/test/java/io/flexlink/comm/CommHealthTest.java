@@ -17,13 +17,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A call's health check asks the streams (a device query on CUDA) at most every {@link CommHealth#POLL_NANOS} of
- * its injected clock and reads only what they already know in between; {@code poll()} always asks. It asks through
- * {@link RuntimeStream#pollForDomain()} alone, which says whether a stream stood for its fault domain: the fake streams
- * refuse {@code failure()} and count {@code isCapturing()}.
+ * its injected clock and reads only what they already know in between; {@code poll()} always asks.
  */
 class CommHealthTest {
     private final long[] clock = {5_000_000_000L};
-    /** Per stream: [0] polls that asked (pollForDomain() of a stream not being captured), [1] knownFailure() calls. */
+    /** Per stream: [0] failure() calls, [1] knownFailure() calls. */
     private final int[][] calls = new int[2][2];
     /** What each stream finds when asked, and what it already knows. */
     private final FlexLinkException[] found = new FlexLinkException[2];
@@ -32,8 +30,6 @@ class CommHealthTest {
     private final Object[] domains = {"device 0", "device 1"};
     /** Whether each stream is being captured (it then answers no query). */
     private final boolean[] capturing = new boolean[2];
-    /** isCapturing() calls of any stream: the poll answers for the capture state. */
-    private int captureChecks;
     private CommHealth health;
     private int aborts;
 
@@ -46,14 +42,14 @@ class CommHealthTest {
     @Test
     void aCallAsksTheStreamsOncePerIntervalAndReadsWhatTheyKnowInBetween() {
         assertNull(health.check());
-        assertCalls(1, 1);
+        assertCalls(1, 0);
         clock[0] += CommHealth.POLL_NANOS - 1;
         assertNull(health.check());
         assertNull(health.check());
-        assertCalls(1, 3);
+        assertCalls(1, 2);
         clock[0] += 1;
         assertNull(health.check());
-        assertCalls(2, 4);
+        assertCalls(2, 2);
     }
 
     @Test
@@ -63,7 +59,7 @@ class CommHealthTest {
         FlexLinkException e = health.check();
         assertEquals(Result.UNHANDLED_CUDA_ERROR, e.result());
         assertSame(known[1], e.getCause());
-        assertCalls(1, 2);
+        assertCalls(1, 1);
         assertEquals(1, aborts, "the peers are told");
         assertSame(e, health.check(), "the first error sticks");
     }
@@ -83,7 +79,8 @@ class CommHealthTest {
         assertNull(health.check());
         found[0] = new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "illegal address");
         assertSame(found[0], health.poll().getCause(), "getAsyncError and the watchdog ask at once");
-        assertEquals(2, calls[0][0], "polls that asked");
+        assertEquals(2, calls[0][0], "failure() calls");
+        assertEquals(0, calls[0][1], "knownFailure() calls");
     }
 
     @Test
@@ -128,20 +125,7 @@ class CommHealthTest {
         health.used(caller("device 7", callerAsked));
         assertNull(health.poll());
         assertEquals(1, callerAsked[0]);
-        assertCalls(1, 1);
-    }
-
-    @Test
-    void theCaptureStateIsLeftToThePoll() {
-        oneDeviceWithTheCaller();
-        capturing[0] = true;
-        assertNull(health.poll());
-        assertNull(health.check());
-        clock[0] += CommHealth.POLL_NANOS;
-        assertNull(health.check());
-        assertEquals(3, calls[1][0], "the stream not captured answered each poll for the device");
-        assertEquals(0, calls[0][0], "the captured one none");
-        assertEquals(0, captureChecks, "no capture check besides the stream's own, inside its poll");
+        assertCalls(1, 0);
     }
 
     /** Both path streams and the caller's in one fault domain; how often the caller's stream is asked. */
@@ -157,15 +141,14 @@ class CommHealthTest {
         return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
                 new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
                     switch (m.getName()) {
-                        case "pollForDomain":
+                        case "failure":
                             asked[0]++;
-                            return true;
+                            return null;
                         case "knownFailure":
                             return null;
                         case "faultDomain":
                             return domain;
                         case "isCapturing":
-                            captureChecks++;
                             return false;
                         case "label":
                             return "caller";
@@ -177,7 +160,7 @@ class CommHealthTest {
 
     private void assertCalls(int asked, int read) {
         for (int s = 0; s < 2; s++) {
-            assertEquals(asked, calls[s][0], "stream " + s + ": polls that asked");
+            assertEquals(asked, calls[s][0], "stream " + s + ": failure() calls");
             assertEquals(read, calls[s][1], "stream " + s + ": knownFailure() calls");
         }
     }
@@ -186,22 +169,15 @@ class CommHealthTest {
         return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
                 new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
                     switch (m.getName()) {
-                        case "pollForDomain":
-                            if (capturing[s]) {
-                                return false;
-                            }
+                        case "failure":
                             calls[s][0]++;
-                            if (found[s] != null && known[s] == null) {
-                                known[s] = found[s]; // a fault found is kept
-                            }
-                            return true;
+                            return found[s] != null ? found[s] : known[s];
                         case "knownFailure":
                             calls[s][1]++;
                             return known[s];
                         case "faultDomain":
                             return domains[s];
                         case "isCapturing":
-                            captureChecks++;
                             return capturing[s];
                         case "label":
                             return "lane" + s;
