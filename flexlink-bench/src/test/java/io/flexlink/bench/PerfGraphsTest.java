@@ -39,6 +39,8 @@ class PerfGraphsTest {
                             return null;
                         case "isCapturing":
                             return capturing[0];
+                        case "pollForDomain":
+                            return !capturing[0] && real.pollForDomain(); // a stream being captured is not asked
                         case "endCapture":
                             log.add("end " + rank);
                             capturing[0] = false;

@@ -65,6 +65,14 @@ public final class CallTimer implements AutoCloseable {
         stream.record(primaryDone[slot]);
     }
 
+    /**
+     * Forgets timed slot {@code slot} of a call discarded before its third phase: it records no sample (its paths'
+     * ends were never recorded, and a sample of nothing but NaN could push a tuner to the primary path alone).
+     */
+    public void cancel(int slot) {
+        inFlight[slot] = false;
+    }
+
     /** The event auxiliary path {@code i}'s stream {@code k} records as its join in timed slot {@code slot}. */
     public RuntimeEvent auxDone(int slot, int i, int k) {
         used[slot][i + 1] = true;

@@ -30,8 +30,10 @@ final class CommHealth {
      * checks in between read only what the streams already know (a rejected launch at once). A fault of finished
      * work may so wait this long for a call to find it; {@code getAsyncError} and the watchdog ask at once. A
      * query costs microseconds on a busy GPU (3.6 to 4.4 µs among eight ranks), so only one stream of each fault
-     * domain is asked (on CUDA one per device, not each of the paths' and the caller's), and one clock read per
-     * check instead of one per stream spares a small call tens of nanoseconds.
+     * domain is asked (on CUDA one per device, not each of the paths' and the caller's; and the CUDA backend asks a
+     * device again only once no stream of it answered within a millisecond, so communicators sharing a device share
+     * their queries), and one clock read per check instead of one per stream spares a small call tens of
+     * nanoseconds.
      */
     static final long POLL_NANOS = 10_000_000;
 
@@ -53,8 +55,9 @@ final class CommHealth {
     private final Object[] domains;
     private final int[] domainOf;
     /**
-     * Per domain, during one poll (under the lock): whether one of its streams answered a query. On CUDA one query
-     * per device finds what any of its streams would; a stream being captured answers none (a query would
+     * Per domain, during one poll (under the lock): whether one of its streams stood for it
+     * ({@link RuntimeStream#pollForDomain()}, which may answer from the stream's last due poll). On CUDA one query
+     * per device finds what any of its streams would; a stream being captured stands for nothing (a query would
      * invalidate the graph), so the next stream of its domain is asked instead.
      */
     private final boolean[] answered;
@@ -193,25 +196,28 @@ final class CommHealth {
         }
         for (int i = 0; i < streams.length; i++) {
             RuntimeStream s = streams[i];
-            FlexLinkException f;
-            if (ask && !answered[domainOf[i]] && !s.isCapturing()) {
+            if (ask && !answered[domainOf[i]] && s.pollForDomain()) {
                 answered[domainOf[i]] = true;
-                f = s.failure();
-            } else {
-                f = s.knownFailure();
             }
+            FlexLinkException f = s.knownFailure();
             if (f != null) {
                 return new FlexLinkException(f.result(), owners[i].name() + " stream " + s.label() + " failed: "
                         + f.detail(), f);
             }
         }
         RuntimeStream s = lastStream;
-        FlexLinkException f = s == null ? null : ask && !answeredFor(s) ? s.failure() : s.knownFailure();
+        if (s == null) {
+            return null;
+        }
+        if (ask && !answeredFor(s)) {
+            s.pollForDomain();
+        }
+        FlexLinkException f = s.knownFailure();
         return f == null ? null : new FlexLinkException(f.result(), "the caller's stream " + s.label()
                 + " failed: " + f.detail(), f);
     }
 
-    /** Whether a stream of {@code s}'s fault domain answered a query in this poll. */
+    /** Whether a stream of {@code s}'s fault domain stood for it in this poll. */
     private boolean answeredFor(RuntimeStream s) {
         int k = indexOf(domains, domains.length, s.faultDomain());
         return k >= 0 && answered[k];

@@ -61,7 +61,7 @@ final class CommLifecycle implements io.flexlink.runtime.CaptureUser {
         this.aux = aux;
         this.name = name;
         this.health = new CommHealth(rank, size, primary, aux, lock, tellPeers, System::nanoTime);
-        this.teardown = new Teardown(rank, size, primary, aux);
+        this.teardown = new Teardown(rank, size, primary, aux, () -> backend.busyStreams(device));
         this.watch = timeout.isZero() ? null : new CallWatch(backend, device, timeout.toNanos());
         // a stream still busy this long after its counters were released is stuck: close() frees it later
         this.drainNanos = timeout.isZero() ? Teardown.DEFAULT_DRAIN_NANOS

@@ -302,7 +302,8 @@ public final class CommunicatorFactory {
         CommSplitter splitter = new CommSplitter(exchange, rank, config, (childExchange, size, childRank) ->
                 initRank(realBackend, config, childExchange, size, childRank, device), false);
         FlexCommunicator comm = new FlexCommunicator(backend, transport, rank, n, device, primary, paths, shares,
-                config.minSplitBytes(), resources, config.timeout(), tellPeers, config.enqueueThread(), splitter);
+                config.minSplitBytes(), resources, config.timeout(), tellPeers,
+                config.get(FlexLinkConfig.ENQUEUE_THREAD), config.get(FlexLinkConfig.GROUP_GATE), splitter);
         log.owned(0, comm, comm::abort); // it frees everything made so far; an abort also tells the peers
         if (board != null) {
             board.cancelWhen(comm::abortRequested); // an abort (or the watchdog) ends a wait for the peers

@@ -68,7 +68,8 @@ public final class FlexCommunicator extends ParentCommunicator {
 
     FlexCommunicator(Backend backend, PrimaryTransport transport, int rank, int size, int device, Path primary,
                      List<Path> auxPaths, Shares shares, long minSplitBytes, AutoCloseable resources,
-                     Duration timeout, Runnable tellPeers, boolean enqueueThread, CommSplitter splitter) {
+                     Duration timeout, Runnable tellPeers, boolean enqueueThread, boolean groupGate,
+                     CommSplitter splitter) {
         super(rank, size, device, splitter, backend);
         this.backend = backend;
         this.transport = transport;
@@ -77,21 +78,23 @@ public final class FlexCommunicator extends ParentCommunicator {
         Path[] aux = auxPaths.toArray(new Path[0]);
         this.shares = shares;
         this.grouped = new GroupedCalls(aux.length);
-        this.member = new GroupMember(() -> planAndLaunchPrimary(false), () -> launchAuxiliaryAndJoin(false),
-                this::underCallLock, () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear);
-        this.alone = new GroupMember(() -> planAndLaunchPrimary(true), () -> launchAuxiliaryAndJoin(true),
-                this::underCallLock, () -> GroupEstimate.seconds(grouped, shares, size), grouped::clear);
         List<String> names = PathNames.of(primary, aux);
         int[] streams = PathNames.streams(aux);
         this.counters = new PathCounters(names);
         this.timer = shares.timed() ? new CallTimer(backend, device, streams, shares, counters) : null;
         this.launcher = new Launcher(backend, device, rank, size, primary, aux, shares, minSplitBytes, counters, timer,
-                enqueueThread);
+                enqueueThread, groupGate);
         this.life = new CommLifecycle(backend, rank, size, device, primary, aux, timeout, toString(), tellPeers,
-                launcher::drain, launcher::stopAndRelease);
+                launcher::drainForClose, launcher::stopAndRelease);
         this.lock = life.lock;
         this.health = life.health;
         this.watch = life.watch;
+        GroupLaunch phases = new GroupLaunch(backend, device, launcher, grouped, life, hasPrimary);
+        life.teardown.then(phases);
+        this.member = new GroupMember(() -> phases.primary(false), () -> phases.auxiliary(false), this::underCallLock,
+                () -> GroupEstimate.seconds(grouped, shares, size), phases::discard, launcher::releaseHeld);
+        this.alone = new GroupMember(() -> phases.primary(true), () -> phases.auxiliary(true), this::underCallLock,
+                () -> GroupEstimate.seconds(grouped, shares, size), phases::discard, () -> { });
         life.teardown.then(launcher);
         life.teardown.then(timer);
         life.teardown.then(watch);
@@ -243,100 +246,6 @@ public final class FlexCommunicator extends ParentCommunicator {
             return part.get();
         } finally {
             lock.unlock();
-        }
-    }
-
-    /**
-     * Phase 1. A communicator with one call in the group splits it. With several calls, a later call may
-     * read what an earlier one writes, and NCCL's launch of the group runs the primary parts back to back on
-     * the stream, with no point where an earlier call's auxiliary part could be joined in between; so such a
-     * group runs every call whole on the primary path, in order, exactly as NCCL would (without a primary
-     * path every call is split, and each is joined before the next one forks).
-     */
-    private void planAndLaunchPrimary(boolean alone) {
-        if (!alone) {
-            lock.lock();
-        }
-        try {
-            if (!alone) {
-                life.checkUsable(); // the group's calls were checked when they were made; time has passed since
-            }
-            int collectives = 0;
-            RuntimeStream transfers = null;
-            for (int i = 0; i < grouped.size(); i++) {
-                CallPlan p = grouped.get(i);
-                if (p.call.collective.pointToPoint()) {
-                    launcher.planTransfer(p);
-                    transfers = p.call.stream;
-                } else {
-                    collectives++;
-                }
-            }
-            if (transfers != null) {
-                launcher.launchPrimaryExchange(grouped, transfers);
-            }
-            boolean whole = hasPrimary && collectives > 1;
-            for (int i = 0; i < grouped.size(); i++) {
-                CallPlan p = grouped.get(i);
-                if (p.call.collective.pointToPoint()) {
-                    continue;
-                }
-                if (whole) {
-                    launcher.planWhole(p);
-                } else {
-                    try {
-                        launcher.plan(p);
-                    } catch (FlexLinkException e) {
-                        // a peer's abort, seen at a decision point, ends this rank too; our own abort is recorded
-                        // by whoever asked for it
-                        throw e.result() == Result.REMOTE_ERROR && !life.abortRequested() ? health.fail(e) : e;
-                    }
-                }
-                launcher.launchPrimary(p);
-            }
-        } catch (RuntimeException | Error e) {
-            grouped.clear();
-            throw e;
-        } finally {
-            if (!alone) {
-                lock.unlock();
-            }
-        }
-    }
-
-    /** Phase 3, after the primary transport launched ({@code alone}: under the lock {@link #enqueue} holds). */
-    private void launchAuxiliaryAndJoin(boolean alone) {
-        if (!alone) {
-            lock.lock();
-        }
-        try {
-            // aborted since phase 1 (watchdog, lost peer): the paths may be torn down already
-            if (grouped.isEmpty() || life.teardown.done() || life.aborted() || life.abortRequested()) {
-                return;
-            }
-            RuntimeStream transfers = null;
-            for (int i = 0; i < grouped.size(); i++) {
-                CallPlan p = grouped.get(i);
-                if (p.call.collective.pointToPoint()) {
-                    transfers = p.call.stream;
-                    continue;
-                }
-                launcher.launchAuxiliary(p);
-                launcher.done(p);
-                health.used(p.call.stream); // its stream is watched for failures, and the watchdog sees its end
-                if (watch != null && !Launcher.captured(p)) {
-                    watch.record(p.call.stream, p.call.collective, p.call.count, p.call.type, life.now());
-                }
-            }
-            if (transfers != null) {
-                launcher.launchAuxiliaryExchange(grouped, transfers);
-                health.used(transfers);
-            }
-        } finally {
-            grouped.clear();
-            if (!alone) {
-                lock.unlock();
-            }
         }
     }
 

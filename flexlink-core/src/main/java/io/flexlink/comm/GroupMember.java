@@ -15,14 +15,21 @@ final class GroupMember implements Groups.Member {
     private final Function<Supplier<Object>, Object> locked;
     private final DoubleSupplier estimate;
     private final Runnable clear;
+    private final Runnable release;
 
     GroupMember(Runnable primary, Runnable auxiliary, Function<Supplier<Object>, Object> locked,
-                DoubleSupplier estimate, Runnable clear) {
+                DoubleSupplier estimate, Runnable clear, Runnable release) {
         this.primary = primary;
         this.auxiliary = auxiliary;
         this.locked = locked;
         this.estimate = estimate;
         this.clear = clear;
+        this.release = release;
+    }
+
+    @Override
+    public void releaseHeld() {
+        release.run();
     }
 
     @Override

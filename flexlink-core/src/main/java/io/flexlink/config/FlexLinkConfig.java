@@ -166,13 +166,21 @@ public final class FlexLinkConfig {
                     + "one node: tests the placed allocation path).",
             SettingParsers.oneOf("auto", "off", "force"));
 
-    /** See {@link #enqueueThread()}. */
+    /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
     public static final Setting<Boolean> ENQUEUE_THREAD = define("flexlink.enqueueThread", "off",
             "`on`: each communicator enqueues the auxiliary paths' part of a split call on a thread of its own, "
                     + "handed over when the call is launched and joined (on events) when the group ends, so that "
                     + "one thread driving several ranks gets their auxiliary enqueueing done in parallel; timed, "
                     + "captured and point-to-point calls stay on the calling thread. `off` (default): everything on "
                     + "the calling thread (docs/design.md).",
+            SettingParsers.onOff());
+    /** Whether a group's split calls hold their auxiliary paths' work until the whole group is enqueued. */
+    public static final Setting<Boolean> GROUP_GATE = define("flexlink.groupGate", "off",
+            "`on`: in a group of several communicators (one thread driving several ranks), the auxiliary paths' work "
+                    + "of each split call waits on a word in host memory that the group's end writes once every call "
+                    + "of the group is enqueued, so that none of it runs while the thread still enqueues the others "
+                    + "(a wait in each path stream's first flag batch; captured calls are not held). `off` (default): "
+                    + "each call's work starts as soon as it is enqueued (docs/design.md).",
             SettingParsers.onOff());
 
     // ---- data-parallel gradient buckets (io.flexlink.ddp) ----
@@ -323,18 +331,9 @@ public final class FlexLinkConfig {
         return SettingParsers.pathOrOff(get(FLIGHT_RECORDER));
     }
 
-    public String numa() {
-        return get(NUMA);
-    }
-
     /** The {@code flexlink.emulate} text (checked); {@link EmulatedLinks#parse} gives its links. */
     public String emulate() {
         return get(EMULATE);
-    }
-
-    /** Whether each communicator enqueues its auxiliary paths' work on a thread of its own. */
-    public boolean enqueueThread() {
-        return get(ENQUEUE_THREAD);
     }
 
     public int balanceWindow() {

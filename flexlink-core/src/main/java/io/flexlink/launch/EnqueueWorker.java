@@ -92,20 +92,25 @@ public final class EnqueueWorker implements AutoCloseable {
         CallPlan copy = plans[(int) (seq % RING)];
         copy.call.set(p.call.collective, p.call.send, p.call.recv, p.call.count, p.call.type, p.call.op,
                 p.call.root, p.call.stream);
+        copy.call.uncaptured = p.call.uncaptured;
+        copy.call.gate = p.call.gate;
+        copy.call.gateValue = p.call.gateValue;
         System.arraycopy(p.lengths, 0, copy.lengths, 0, p.lengths.length);
+        p.handedOver = seq;
         caller = Thread.currentThread();
         submitted = seq + 1;
         LockSupport.unpark(thread);
     }
 
     /**
-     * The join stage of the oldest handed-over call not yet joined, {@code p}: waits until the thread enqueued
-     * it, then makes the caller's stream wait for every path's work of it.
+     * The join stage of the handed-over call {@code p} (by its own number, {@link CallPlan#handedOver}: a call handed
+     * over and then discarded must not shift the joins of the calls after it): waits until the thread enqueued it,
+     * then makes the caller's stream wait for every path's work of it.
      */
     void join(CallPlan p, RuntimeStream callerStream) {
-        long seq = joined;
+        long seq = p.handedOver;
         awaitEnqueued(seq + 1);
-        joined = seq + 1;
+        joined = Math.max(joined, seq + 1);
         RuntimeEvent[][] ends = done[(int) (seq % RING)];
         for (int i = 0; i < aux.length; i++) {
             if (p.lengths[i + 1] > 0) {
@@ -147,6 +152,11 @@ public final class EnqueueWorker implements AutoCloseable {
     /** The error that stopped the thread, or null. */
     FlexLinkException failure() {
         return failure;
+    }
+
+    /** Whether the thread still enqueues (not stopped, not failed). */
+    boolean running() {
+        return !stopping && failure == null;
     }
 
     private void work() {
@@ -199,6 +209,11 @@ public final class EnqueueWorker implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Whether the thread has ended (after {@link #close}: whether what it used could be freed). */
+    boolean stopped() {
+        return !thread.isAlive();
     }
 
     @Override

@@ -35,9 +35,18 @@ public final class Groups {
 
         /** {@code ncclGroupSimulateEnd}: the seconds this communicator's calls of the group would take. */
         double estimateSeconds();
+
+        /**
+         * After the last phase, whatever happened in it: the calls this member held until the group was enqueued
+         * ({@link #holding}) may run. Never throws.
+         */
+        default void releaseHeld() {
+        }
     }
 
     private int depth;
+    /** True while a group of several members launches: their calls may hold their work until it ends. */
+    private boolean holding;
     private FlexLinkException failed;
     private final List<PrimaryTransport> started = new ArrayList<>();
     private final List<Member> members = new ArrayList<>();
@@ -78,6 +87,7 @@ public final class Groups {
                 failure = new FlexLinkException(g.failed.result(), "groupEnd: the group was cancelled, nothing of "
                         + "it was launched, because a call of it failed: " + g.failed.detail(), g.failed);
             } else {
+                g.holding = g.members.size() > 1;
                 for (Member m : g.members) {
                     failure = keepFirst(failure, m::launchPrimary);
                 }
@@ -93,6 +103,13 @@ public final class Groups {
                 }
             }
         } finally {
+            if (g.holding) {
+                g.holding = false;
+                for (Member m : g.members) {
+                    // also after a failure: a call handed to an enqueue thread is enqueued anyway
+                    failure = keepFirst(failure, m::releaseHeld);
+                }
+            }
             g.started.clear();
             g.members.clear();
             g.failed = null;
@@ -147,7 +164,8 @@ public final class Groups {
         m.launchAuxiliary();
     }
 
-    private static void rethrow(Throwable failure) {
+    /** Throws {@code failure} (what {@link #keepFirst} kept), if any. */
+    public static void rethrow(Throwable failure) {
         if (failure instanceof Error) {
             throw (Error) failure;
         }
@@ -156,7 +174,8 @@ public final class Groups {
         }
     }
 
-    private static Throwable keepFirst(Throwable first, Runnable step) {
+    /** Runs {@code step}; the first failure of a series of steps, later ones added to it as suppressed. */
+    public static Throwable keepFirst(Throwable first, Runnable step) {
         try {
             step.run();
         } catch (RuntimeException | Error e) {
@@ -166,6 +185,22 @@ public final class Groups {
             first.addSuppressed(e);
         }
         return first;
+    }
+
+    /**
+     * Lets every call of this process held until its group's end ({@code flexlink.groupGate}) run now, whichever
+     * thread ends that group: an aborted communicator's teardown waits for the device's streams before it frees
+     * (CUDA's frees wait for the whole device), and a held stream would otherwise wait for a thread that is itself
+     * waiting, for the teardown or for the aborted communicator's lock. A hold only keeps the copies from running
+     * while the group is enqueued, so letting it go early costs time, never a result. Never throws.
+     */
+    public static void letEveryHeldCallGo() {
+        GroupGate.openEvery();
+    }
+
+    /** True while this thread ends a group of several members: a split call may hold its work until the end. */
+    public boolean holding() {
+        return holding;
     }
 
     /** True inside a group on this thread. */

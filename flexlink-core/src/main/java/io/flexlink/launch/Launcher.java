@@ -34,6 +34,11 @@ public final class Launcher implements AutoCloseable {
     /** Null when calls are never timed. */
     private final CallTimer timer;
     private final RuntimeEvent fork;
+    /**
+     * The fork of a group's sends and receives: their stream may differ from a collective's of the same group, whose
+     * fork is recorded after theirs, so one event for both would fork the transfers' path work off the wrong stream.
+     */
+    private final RuntimeEvent exchangeFork;
     private final RuntimeEvent[][] joins;
     /** The plan whose auxiliary part is being enqueued on this thread, for {@link #joinsOfPlan}. */
     private CallPlan joining;
@@ -48,11 +53,17 @@ public final class Launcher implements AutoCloseable {
     private final PeerOps exchange = new PeerOps();
     /** Null when the auxiliary paths are enqueued on the caller's thread. */
     private final EnqueueWorker worker;
+    /** Null unless {@code flexlink.groupGate} is on (and there is an auxiliary path to hold). */
+    private final GroupGate gate;
     private boolean warnedCapture;
 
-    /** @param enqueueThread whether the auxiliary paths get an enqueue thread ({@link EnqueueWorker}) */
+    /**
+     * @param enqueueThread whether the auxiliary paths get an enqueue thread ({@link EnqueueWorker})
+     * @param groupGate     whether a group's split calls hold their auxiliary work until the group is enqueued
+     */
     public Launcher(Backend backend, int device, int rank, int ranks, Path primary, Path[] aux, Shares shares,
-                    long minSplitBytes, PathCounters counters, CallTimer timer, boolean enqueueThread) {
+                    long minSplitBytes, PathCounters counters, CallTimer timer, boolean enqueueThread,
+                    boolean groupGate) {
         this.ranks = ranks;
         this.primary = primary;
         this.aux = aux;
@@ -62,7 +73,9 @@ public final class Launcher implements AutoCloseable {
         this.counters = counters;
         this.timer = timer;
         this.fork = backend.createEvent(device, false);
+        this.exchangeFork = backend.createEvent(device, false);
         this.worker = enqueueThread && aux.length > 0 ? new EnqueueWorker(backend, device, rank, aux, counters) : null;
+        this.gate = groupGate && aux.length > 0 ? new GroupGate(backend) : null;
         this.inPlaceInputs = new GroupScratch(backend, device);
         this.preScaled = new PreScaledInputs(backend, device, ranks);
         this.joins = new RuntimeEvent[aux.length][];
@@ -90,6 +103,7 @@ public final class Launcher implements AutoCloseable {
         }
         p.captured = c.stream.isCapturing();
         p.captureKnown = true;
+        c.uncaptured = !p.captured;
         if (p.captured) {
             shares.current(c.collective, bytes, p.fractions);
             p.token = -1;
@@ -117,8 +131,12 @@ public final class Launcher implements AutoCloseable {
         p.token = -1;
     }
 
-    /** Phase 1: the fork (when split), the timing start, the primary range on the caller's stream. */
-    public void launchPrimary(CallPlan p) {
+    /**
+     * Phase 1: the fork (when split), the timing start, the primary range on the caller's stream (its end is timed in
+     * phase 3, {@link #launchAuxiliary}); {@code grouped}:
+     * the call is this communicator's part of the group this thread is ending (which may hold it).
+     */
+    public void launchPrimary(CallPlan p, boolean grouped) {
         CollectiveCall c = p.call;
         if (c.collective == Collective.ALL_TO_ALL && c.send == c.recv) {
             stageInPlaceInput(p);
@@ -128,6 +146,11 @@ public final class Launcher implements AutoCloseable {
         }
         // timed whenever the balancer asks, split or not: its probe of the primary path alone is a measurement too
         p.timerSlot = timer != null && p.token >= 0 ? timer.begin(p.token, c.stream) : -1;
+        if (p.split && gate != null && grouped && !p.captured && Groups.current().holding()) {
+            // a replay of a graph has no group end to let it go: only eager calls are held
+            c.gate = gate.word();
+            c.gateValue = gate.hold();
+        }
         if (p.split) {
             // timed and captured calls keep their auxiliary part on this thread: their events are this thread's
             p.async = worker != null && !p.captured && p.timerSlot < 0 && worker.hasRoom();
@@ -143,21 +166,25 @@ public final class Launcher implements AutoCloseable {
         if (n > 0) {
             primary.enqueue(c, 0, n);
             counters.add(0, n * c.type.size());
-            if (p.timerSlot >= 0) {
-                timer.primaryDone(p.timerSlot, c.stream);
-            }
         }
     }
 
     /**
-     * Phase 3: every auxiliary path's range, forked off the caller's stream and joined back into it (a call
-     * handed to the enqueue thread in phase 1 is only joined).
+     * Phase 3: the primary range's end for a timed call, then every auxiliary path's range, forked off the caller's
+     * stream and joined back into it (a call handed to the enqueue thread in phase 1 is only joined).
      */
     public void launchAuxiliary(CallPlan p) {
+        if (p.timerSlot >= 0 && p.lengths[0] > 0) {
+            // only now: inside a group the primary transport launches at the group's end, after phase 1, so a record
+            // there would come before the primary's work and time it as nothing; before the joins, which would add the
+            // auxiliary paths' time
+            timer.primaryDone(p.timerSlot, p.call.stream);
+        }
         if (!p.split) {
             return;
         }
         if (p.async) {
+            p.async = false; // joined: nothing left for a discard to join
             worker.join(p, p.call.stream);
             return;
         }
@@ -171,6 +198,26 @@ public final class Launcher implements AutoCloseable {
                     c.stream.waitEvent(join(p, i, k));
                 }
             }
+        }
+    }
+
+    /**
+     * A call of a group discarded before its third phase ended (a step failed): a part already handed to the enqueue
+     * thread will run, so its caller's stream is joined to it anyway, and a staged input (whose primary part may
+     * have been launched) is marked read, so that neither the stream's later work nor the next fill overtakes what
+     * it reads; a timed call records no sample. Nothing else of a discarded call was enqueued past its fork.
+     */
+    public void discard(CallPlan p) {
+        if (p.timerSlot >= 0) {
+            timer.cancel(p.timerSlot);
+            p.timerSlot = -1;
+        }
+        if (p.async && p.call.stream != null && worker != null && worker.running()) {
+            p.async = false;
+            worker.join(p, p.call.stream);
+        }
+        if ((p.stagedInput || p.preScaled) && p.call.stream != null) {
+            done(p); // what was launched (the primary's part, a handed-over part) reads the staged input
         }
     }
 
@@ -214,6 +261,7 @@ public final class Launcher implements AutoCloseable {
         p.token = -1;
         p.captured = c.stream.isCapturing();
         p.captureKnown = true;
+        c.uncaptured = !p.captured;
         if (p.captured) {
             for (int i = 0; i < aux.length; i++) {
                 if (!aux[i].capturable()) {
@@ -236,7 +284,7 @@ public final class Launcher implements AutoCloseable {
         }
         if (split) {
             drain(); // the exchange runs on this thread
-            stream.record(fork); // before the primary's work: the auxiliary paths wait for the inputs only
+            stream.record(exchangeFork); // before the primary's work: the auxiliary paths wait for the inputs only
         }
         if (collect(g, -1) && primary != null) {
             primary.exchange(exchange, stream);
@@ -251,7 +299,7 @@ public final class Launcher implements AutoCloseable {
             }
             RuntimeStream[] ps = aux[i].streams();
             for (RuntimeStream s : ps) {
-                s.waitEvent(fork);
+                s.waitEvent(exchangeFork);
             }
             aux[i].exchange(exchange, stream);
             for (int k = 0; k < ps.length; k++) {
@@ -294,8 +342,18 @@ public final class Launcher implements AutoCloseable {
         }
     }
 
-    /** Stops the enqueue thread (an abort): a caller waiting to join its calls gives up. */
+    /** Before close() waits for the paths' streams: held calls go (a group may not have ended), the thread drains. */
+    public void drainForClose() {
+        releaseHeld();
+        drain();
+    }
+
+    /**
+     * Stops the enqueue thread (an abort): a caller waiting to join its calls gives up; and lets held calls go,
+     * before the teardown waits for the streams.
+     */
     public void stopAndRelease() {
+        releaseHeld();
         if (worker != null) {
             worker.stop();
         }
@@ -310,12 +368,26 @@ public final class Launcher implements AutoCloseable {
         return p.timerSlot >= 0 ? timer.auxDone(p.timerSlot, i, k) : joins[i][k];
     }
 
+    /** After the group's end: the held calls may run (a host write; no call lock: a closed gate writes nothing). */
+    public void releaseHeld() {
+        if (gate != null) {
+            gate.open();
+        }
+    }
+
     @Override
     public void close() {
         if (worker != null) {
             worker.close();
         }
+        if (gate != null) {
+            gate.open(); // nothing may stay held past the communicator
+            if (worker == null || worker.stopped()) {
+                gate.close(); // else a late wait of the thread's might still read it: it stays allocated
+            }
+        }
         fork.close();
+        exchangeFork.close();
         inPlaceInputs.close();
         preScaled.close();
         for (RuntimeEvent[] es : joins) {

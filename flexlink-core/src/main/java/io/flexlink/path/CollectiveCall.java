@@ -28,6 +28,17 @@ public final class CollectiveCall {
     public boolean preMulSum;
     public long scalarAddress;
     public long scalarBits;
+    /**
+     * True once the launcher asked the caller's stream and it was not being captured into a graph: the paths may
+     * then enqueue what has no graph node (CUDA's batched copies). False until asked, and for a captured call.
+     */
+    public boolean uncaptured;
+    /**
+     * Where the auxiliary paths' streams wait before this call's work ({@code flexlink.groupGate}): until the
+     * counter at offset 0 of {@code gate} reaches {@link #gateValue}; null when the call is not held.
+     */
+    public io.flexlink.runtime.PinnedMemory gate;
+    public int gateValue;
 
     public CollectiveCall set(Collective collective, long send, long recv, long count, DataType type, ReduceOp op,
                               int root, RuntimeStream stream) {
@@ -40,6 +51,8 @@ public final class CollectiveCall {
         this.root = root;
         this.stream = stream;
         this.preMulSum = false;
+        this.uncaptured = false;
+        this.gate = null;
         return this;
     }
 

@@ -78,6 +78,15 @@ final class StagedAlgorithms implements AutoCloseable {
 
     /** Enqueues elements {@code [offset, offset + length)} of {@code call}. */
     void run(CollectiveCall call, long offset, long length) {
+        batchRuns(call.uncaptured);
+        if (call.gate != null) {
+            // held until the group is enqueued: the first wait of each lane's first batch
+            send.waitAtLeast(call.gate, 0, call.gateValue);
+            recv.waitAtLeast(call.gate, 0, call.gateValue);
+            if (local != recv) {
+                local.waitAtLeast(call.gate, 0, call.gateValue);
+            }
+        }
         try {
             switch (call.collective) {
                 case ALL_GATHER:
@@ -108,6 +117,13 @@ final class StagedAlgorithms implements AutoCloseable {
             discardAll();
             throw e;
         }
+    }
+
+    /** Whether the lanes may hold this call's copies of rows and enqueue them together ({@link Lane#batchRuns}). */
+    private void batchRuns(boolean allowed) {
+        send.batchRuns(allowed);
+        recv.batchRuns(allowed);
+        local.batchRuns(allowed);
     }
 
     private void flushAll() {
@@ -222,6 +238,7 @@ final class StagedAlgorithms implements AutoCloseable {
 
     /** A group's sends and receives ({@link Exchanges}), sends on the send lane, receives on the receive lane. */
     void exchange(io.flexlink.runtime.PeerOps ops) {
+        batchRuns(false); // whether the transfers' stream is being captured is not asked here
         try {
             exchanges.run(channel, ops, send, recv);
             flushAll();

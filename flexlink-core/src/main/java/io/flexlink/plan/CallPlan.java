@@ -31,6 +31,8 @@ public final class CallPlan {
     public boolean captureKnown;
     /** The auxiliary part goes to the enqueue thread (handed over at launch, joined in the join stage). */
     public boolean async;
+    /** Its number among the calls handed to the enqueue thread (what its join waits for), when {@link #async}. */
+    public long handedOver;
     /** The input was copied aside first (an in-place AlltoAll); {@code call.send} is the copy. */
     public boolean stagedInput;
     /** A PreMulSum's input was multiplied by its scalar first; {@code call.send} is the product. */

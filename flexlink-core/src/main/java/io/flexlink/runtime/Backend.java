@@ -3,6 +3,7 @@ package io.flexlink.runtime;
 import io.flexlink.FlexLinkException;
 import io.flexlink.Result;
 import java.nio.ByteBuffer;
+import java.util.List;
 
 /**
  * What FlexLink needs from a device runtime. Two implementations exist: the host backend
@@ -92,6 +93,18 @@ public interface Backend extends AutoCloseable {
      */
     default int streamQueues() {
         return Integer.MAX_VALUE;
+    }
+
+    /**
+     * The streams of {@code device} this backend made that still have work to run (a stream being captured holds
+     * nothing that runs; streams it only wraps are the application's). An aborted communicator's teardown waits
+     * for those it found busy before it frees: CUDA's {@code cudaFree} waits for the whole device, and where ranks
+     * of this process share a GPU a peer's stream may wait for a handshake word that only the abort's repeated
+     * releases let go, or for a write that the thread blocked in that free would make next. Safe from any thread,
+     * also while another closes a stream. None by default: the host backend's frees wait for no stream.
+     */
+    default List<RuntimeStream> busyStreams(int device) {
+        return List.of();
     }
 
     /** Creates a stream on {@code device}; {@code label} names its role in logs and link emulation. */

@@ -2,6 +2,7 @@ package io.flexlink.runtime;
 
 import io.flexlink.Stream;
 import java.nio.ByteBuffer;
+import java.util.List;
 
 /**
  * A backend that hands every call to another one, for wrappers that watch or change a few calls (what
@@ -124,6 +125,11 @@ public abstract class ForwardingBackend implements Backend {
     @Override
     public int streamQueues() {
         return delegate.streamQueues();
+    }
+
+    @Override
+    public List<RuntimeStream> busyStreams(int device) {
+        return delegate.busyStreams(device);
     }
 
     @Override

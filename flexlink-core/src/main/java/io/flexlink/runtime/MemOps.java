@@ -14,6 +14,8 @@ public final class MemOps {
     /** Kinds of operation. */
     public static final byte WAIT = 1;
     public static final byte WRITE = 2;
+    /** A wait until a counter reaches a value ({@link RuntimeStream#waitValue32}'s, wrap-safe). */
+    public static final byte WAIT_AT_LEAST = 3;
 
     private byte[] kinds = new byte[16];
     private PinnedMemory[] memories = new PinnedMemory[16];
@@ -24,6 +26,14 @@ public final class MemOps {
     /** Appends a wait until {@code (word & mask) != 0} on the word at {@code offset} of {@code mem}. */
     public MemOps waitAny(PinnedMemory mem, long offset, int mask) {
         return add(WAIT, mem, offset, mask);
+    }
+
+    /**
+     * Appends a wait until the counter at {@code offset} of {@code mem} reaches {@code value} (as
+     * {@link RuntimeStream#waitValue32}: {@code (int) (word - value) >= 0}).
+     */
+    public MemOps waitAtLeast(PinnedMemory mem, long offset, int value) {
+        return add(WAIT_AT_LEAST, mem, offset, value);
     }
 
     /** Appends a write of {@code value} to the word at {@code offset} of {@code mem}, after all earlier work. */
@@ -73,7 +83,7 @@ public final class MemOps {
         return offsets[i];
     }
 
-    /** The mask of a wait, the value of a write. */
+    /** The mask of a wait, the value of a write or of a wait until a counter reaches it. */
     public int value(int i) {
         return values[i];
     }

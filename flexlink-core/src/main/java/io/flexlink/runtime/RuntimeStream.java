@@ -40,6 +40,8 @@ public interface RuntimeStream extends Stream {
         for (int i = 0; i < ops.size(); i++) {
             if (ops.kind(i) == MemOps.WAIT) {
                 waitAny(ops.memory(i), ops.offset(i), ops.value(i));
+            } else if (ops.kind(i) == MemOps.WAIT_AT_LEAST) {
+                waitValue32(ops.memory(i), ops.offset(i), ops.value(i));
             } else {
                 writeValue32(ops.memory(i), ops.offset(i), ops.value(i));
             }
@@ -63,6 +65,15 @@ public interface RuntimeStream extends Stream {
         for (long r = 0; r < rows; r++) {
             copyFromHost(dst + r * dstPitch, mem, offset + r * srcPitch, width);
         }
+    }
+
+    /**
+     * Enqueues {@code runs}, independent copies of rows, as one operation where the backend can (one
+     * {@code cudaMemcpy3DBatchAsync} on CUDA); by default each as its own. Never while the stream is being
+     * captured: CUDA has no graph node for a batch of copies.
+     */
+    default void copyRowRuns(RowRuns runs) {
+        runs.enqueueEach(this);
     }
 
     /**
@@ -146,9 +157,26 @@ public interface RuntimeStream extends Stream {
     io.flexlink.FlexLinkException failure();
 
     /**
+     * A health check's poll on behalf of this stream's fault domain ({@link #faultDomain()}): asks the device for
+     * faults where that is allowed and due, and returns whether this stream stood for its domain, not whether it
+     * failed; what it found is then {@link #knownFailure()} (so {@link #failure()} must keep what it finds). False
+     * for a stream that must not be asked (one being captured: a query would invalidate the application's graph;
+     * and one that cannot answer, such as a closed CUDA stream): the check then asks the domain's next stream. A backend that paces its queries may answer
+     * from its last due poll without asking anything, the capture state included; its answer then describes the
+     * stream as that poll found it. A wrapper that changes {@link #isCapturing()} must change this too.
+     */
+    default boolean pollForDomain() {
+        if (isCapturing()) {
+            return false;
+        }
+        failure();
+        return true;
+    }
+
+    /**
      * What this stream's faults are shared with: when work of one stream of a domain faults, {@link #failure()} of
-     * any of them finds it. A health check asks one stream per domain and reads only {@link #knownFailure()} of the
-     * others. CUDA's faults of finished work are the context's (a fault poisons every stream of the device); by
+     * any of them finds it. A health check polls one stream per domain ({@link #pollForDomain()}) and reads
+     * {@link #knownFailure()} of every stream. CUDA's faults of finished work are the context's (a fault poisons every stream of the device); by
      * default a stream is a domain of its own.
      */
     default Object faultDomain() {
@@ -157,7 +185,7 @@ public interface RuntimeStream extends Stream {
 
     /**
      * The failure this stream already knows of (a rejected operation, a failure found before), or null, without
-     * asking the device: no query and no clock read, for the checks between two {@link #failure()} polls.
+     * asking the device: no query and no clock read, for the checks between two polls.
      */
     default io.flexlink.FlexLinkException knownFailure() {
         return failure();

@@ -4,6 +4,7 @@ import io.flexlink.DataType;
 import io.flexlink.ReduceOp;
 import io.flexlink.runtime.MemOps;
 import io.flexlink.runtime.PinnedMemory;
+import io.flexlink.runtime.RowRuns;
 import io.flexlink.runtime.RuntimeEvent;
 import io.flexlink.runtime.RuntimeStream;
 
@@ -11,13 +12,18 @@ import io.flexlink.runtime.RuntimeStream;
  * One stream of a staged path with its pending flag operations: consecutive waits and writes (a chunk's
  * releases, then the next chunk's waits) go to the stream as one batch, flushed before any other
  * operation. This is what keeps the host cost of a chunk at a few calls whatever the number of ranks.
- * Used by one thread at a time (the engine serializes a communicator's enqueues).
+ * Where the call allows it ({@link #batchRuns}), consecutive copies of rows (an item's runs of pieces, on either
+ * side of its producer) go to the stream as one operation too ({@link RuntimeStream#copyRowRuns}), before the
+ * flag operations that follow them. Used by one thread at a time (the engine serializes a communicator's enqueues).
  */
 public final class Lane {
     private RuntimeStream stream;
     private final MemOps pending = new MemOps();
     /** An event to wait for after the pending batch, before the next other operation ({@link #waitEventAfterBatch}). */
     private RuntimeEvent deferred;
+    /** Copies of rows not yet enqueued: added while {@link #batchRuns} holds, all before {@link #pending}. */
+    private final RowRuns runs = new RowRuns();
+    private boolean batchRuns;
 
     public Lane(RuntimeStream stream) {
         this.stream = stream;
@@ -36,18 +42,56 @@ public final class Lane {
         return stream;
     }
 
+    /**
+     * Whether this call's copies of rows may be enqueued together (set by the algorithm at each call): only for a
+     * call known not to be captured into a graph, whose copies {@link RuntimeStream#copyRowRuns} may batch.
+     */
+    public void batchRuns(boolean allowed) {
+        if (!allowed) {
+            flushRuns();
+        }
+        batchRuns = allowed;
+    }
+
     /** Adds a wait until {@code (word & mask) != 0} to the pending batch. */
     public void waitAny(PinnedMemory memory, long offset, int mask) {
+        flushRuns();
         pending.waitAny(memory, offset, mask);
+    }
+
+    /** Adds a wait until the counter at {@code offset} reaches {@code value} to the pending batch. */
+    public void waitAtLeast(PinnedMemory memory, long offset, int value) {
+        flushRuns();
+        pending.waitAtLeast(memory, offset, value);
     }
 
     /** Adds a write to the pending batch. */
     public void write(PinnedMemory memory, long offset, int value) {
+        flushRuns();
         pending.write(memory, offset, value);
     }
 
-    /** Enqueues the pending batch (and the wait deferred behind it); returns the stream for the next operation. */
+    /** The copies of rows held so far, to the stream (they come before any flag operation added after them). */
+    private void flushRuns() {
+        if (!runs.isEmpty()) {
+            try {
+                if (runs.size() == 1) {
+                    runs.enqueueEach(stream);
+                } else {
+                    stream.copyRowRuns(runs);
+                }
+            } finally {
+                runs.clear();
+            }
+        }
+    }
+
+    /**
+     * Enqueues what is pending: held copies, the flag batch and the wait deferred behind it; returns the stream for
+     * the next operation.
+     */
     public RuntimeStream flush() {
+        flushRuns();
         if (!pending.isEmpty()) {
             try {
                 stream.memOps(pending);
@@ -77,8 +121,9 @@ public final class Lane {
         deferred = event;
     }
 
-    /** Forgets the pending batch and a deferred wait without enqueueing them (a failed call; nothing may run). */
+    /** Forgets the held copies, pending batch and deferred wait without enqueueing them (a failed call). */
     public void discard() {
+        runs.clear();
         pending.clear();
         deferred = null;
     }
@@ -91,14 +136,31 @@ public final class Lane {
 
     public void copyRows(long dst, long dstPitch, long src, long srcPitch, long width, long rows) {
         if (width > 0 && rows > 0) {
-            flush().copyRows(dst, dstPitch, src, srcPitch, width, rows);
+            if (batchRuns) {
+                flushBatch();
+                runs.add(dst, dstPitch, src, srcPitch, width, rows);
+            } else {
+                flush().copyRows(dst, dstPitch, src, srcPitch, width, rows);
+            }
         }
     }
 
     public void copyRowsFromHost(long dst, long dstPitch, PinnedMemory memory, long offset, long srcPitch,
                                  long width, long rows) {
         if (width > 0 && rows > 0) {
-            flush().copyRowsFromHost(dst, dstPitch, memory, offset, srcPitch, width, rows);
+            if (batchRuns) {
+                flushBatch();
+                runs.addFromHost(dst, dstPitch, memory, offset, srcPitch, width, rows);
+            } else {
+                flush().copyRowsFromHost(dst, dstPitch, memory, offset, srcPitch, width, rows);
+            }
+        }
+    }
+
+    /** The flag batch and its deferred wait, which come before a copy held now (held copies stay held). */
+    private void flushBatch() {
+        if (!pending.isEmpty() || deferred != null) {
+            flush();
         }
     }
 

@@ -17,11 +17,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A call's health check asks the streams (a device query on CUDA) at most every {@link CommHealth#POLL_NANOS} of
- * its injected clock and reads only what they already know in between; {@code poll()} always asks.
+ * its injected clock and reads only what they already know in between; {@code poll()} always asks. It asks through
+ * {@link RuntimeStream#pollForDomain()} alone, which says whether a stream stood for its fault domain: the fake streams
+ * refuse {@code failure()} and count {@code isCapturing()}.
  */
 class CommHealthTest {
     private final long[] clock = {5_000_000_000L};
-    /** Per stream: [0] failure() calls, [1] knownFailure() calls. */
+    /** Per stream: [0] polls that asked (pollForDomain() of a stream not being captured), [1] knownFailure() calls. */
     private final int[][] calls = new int[2][2];
     /** What each stream finds when asked, and what it already knows. */
     private final FlexLinkException[] found = new FlexLinkException[2];
@@ -30,6 +32,8 @@ class CommHealthTest {
     private final Object[] domains = {"device 0", "device 1"};
     /** Whether each stream is being captured (it then answers no query). */
     private final boolean[] capturing = new boolean[2];
+    /** isCapturing() calls of any stream: the poll answers for the capture state. */
+    private int captureChecks;
     private CommHealth health;
     private int aborts;
 
@@ -42,14 +46,14 @@ class CommHealthTest {
     @Test
     void aCallAsksTheStreamsOncePerIntervalAndReadsWhatTheyKnowInBetween() {
         assertNull(health.check());
-        assertCalls(1, 0);
+        assertCalls(1, 1);
         clock[0] += CommHealth.POLL_NANOS - 1;
         assertNull(health.check());
         assertNull(health.check());
-        assertCalls(1, 2);
+        assertCalls(1, 3);
         clock[0] += 1;
         assertNull(health.check());
-        assertCalls(2, 2);
+        assertCalls(2, 4);
     }
 
     @Test
@@ -59,7 +63,7 @@ class CommHealthTest {
         FlexLinkException e = health.check();
         assertEquals(Result.UNHANDLED_CUDA_ERROR, e.result());
         assertSame(known[1], e.getCause());
-        assertCalls(1, 1);
+        assertCalls(1, 2);
         assertEquals(1, aborts, "the peers are told");
         assertSame(e, health.check(), "the first error sticks");
     }
@@ -79,8 +83,7 @@ class CommHealthTest {
         assertNull(health.check());
         found[0] = new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "illegal address");
         assertSame(found[0], health.poll().getCause(), "getAsyncError and the watchdog ask at once");
-        assertEquals(2, calls[0][0], "failure() calls");
-        assertEquals(0, calls[0][1], "knownFailure() calls");
+        assertEquals(2, calls[0][0], "polls that asked");
     }
 
     @Test
@@ -125,7 +128,20 @@ class CommHealthTest {
         health.used(caller("device 7", callerAsked));
         assertNull(health.poll());
         assertEquals(1, callerAsked[0]);
-        assertCalls(1, 0);
+        assertCalls(1, 1);
+    }
+
+    @Test
+    void theCaptureStateIsLeftToThePoll() {
+        oneDeviceWithTheCaller();
+        capturing[0] = true;
+        assertNull(health.poll());
+        assertNull(health.check());
+        clock[0] += CommHealth.POLL_NANOS;
+        assertNull(health.check());
+        assertEquals(3, calls[1][0], "the stream not captured answered each poll for the device");
+        assertEquals(0, calls[0][0], "the captured one none");
+        assertEquals(0, captureChecks, "no capture check besides the stream's own, inside its poll");
     }
 
     /** Both path streams and the caller's in one fault domain; how often the caller's stream is asked. */
@@ -141,14 +157,15 @@ class CommHealthTest {
         return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
                 new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
                     switch (m.getName()) {
-                        case "failure":
+                        case "pollForDomain":
                             asked[0]++;
-                            return null;
+                            return true;
                         case "knownFailure":
                             return null;
                         case "faultDomain":
                             return domain;
                         case "isCapturing":
+                            captureChecks++;
                             return false;
                         case "label":
                             return "caller";
@@ -160,7 +177,7 @@ class CommHealthTest {
 
     private void assertCalls(int asked, int read) {
         for (int s = 0; s < 2; s++) {
-            assertEquals(asked, calls[s][0], "stream " + s + ": failure() calls");
+            assertEquals(asked, calls[s][0], "stream " + s + ": polls that asked");
             assertEquals(read, calls[s][1], "stream " + s + ": knownFailure() calls");
         }
     }
@@ -169,15 +186,22 @@ class CommHealthTest {
         return (RuntimeStream) Proxy.newProxyInstance(RuntimeStream.class.getClassLoader(),
                 new Class<?>[] {RuntimeStream.class}, (p, m, a) -> {
                     switch (m.getName()) {
-                        case "failure":
+                        case "pollForDomain":
+                            if (capturing[s]) {
+                                return false;
+                            }
                             calls[s][0]++;
-                            return found[s] != null ? found[s] : known[s];
+                            if (found[s] != null && known[s] == null) {
+                                known[s] = found[s]; // a fault found is kept
+                            }
+                            return true;
                         case "knownFailure":
                             calls[s][1]++;
                             return known[s];
                         case "faultDomain":
                             return domains[s];
                         case "isCapturing":
+                            captureChecks++;
                             return capturing[s];
                         case "label":
                             return "lane" + s;

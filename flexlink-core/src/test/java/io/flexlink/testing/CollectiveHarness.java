@@ -28,6 +28,7 @@ public final class CollectiveHarness implements AutoCloseable {
     private final DeviceMemory[] a;
     private final DeviceMemory[] b;
     private ByteBuffer host = ByteBuffer.allocateDirect(0);
+    private boolean grouped;
 
     public CollectiveHarness(Backend backend, Communicator[] comms) {
         this.backend = backend;
@@ -39,6 +40,12 @@ public final class CollectiveHarness implements AutoCloseable {
         for (int r = 0; r < n; r++) {
             streams[r] = backend.createStream(comms[r].device(), "user.r" + r);
         }
+    }
+
+    /** From now on every rank's call of a run goes into one group ({@code groupStart}, the calls, {@code groupEnd}). */
+    public CollectiveHarness grouped() {
+        this.grouped = true;
+        return this;
     }
 
     public RuntimeStream stream(int rank) {
@@ -142,8 +149,17 @@ public final class CollectiveHarness implements AutoCloseable {
             }
         }
         java.util.Map<String, Long> before = pathBytes();
-        for (int r = 0; r < n; r++) {
-            enqueue(c, comms[r], send[r], recv[r], count, type, op, root, streams[r]);
+        if (grouped) {
+            io.flexlink.FlexLink.groupStart();
+        }
+        try {
+            for (int r = 0; r < n; r++) {
+                enqueue(c, comms[r], send[r], recv[r], count, type, op, root, streams[r]);
+            }
+        } finally {
+            if (grouped) {
+                io.flexlink.FlexLink.groupEnd();
+            }
         }
         for (int r = 0; r < n; r++) {
             streams[r].synchronize();

@@ -24,9 +24,8 @@ public final class PathStreams extends ForwardingBackend {
     public enum Mode { COUNT, TIME, DROP }
 
     /** Methods that enqueue nothing: queries and the stream's own end. */
-    private static final Set<String> NOT_OPERATIONS = Set.of("label", "device", "failure", "knownFailure", "faultDomain",
-            "close", "synchronize",
-            "isCapturing", "isIdle", "toString", "hashCode", "equals");
+    private static final Set<String> NOT_OPERATIONS = Set.of("label", "device", "failure", "pollForDomain", "knownFailure",
+            "faultDomain", "close", "synchronize", "isCapturing", "isIdle", "toString", "hashCode", "equals");
 
     private final Mode mode;
     /** Per method: calls, nanoseconds (TIME only). */

@@ -45,12 +45,15 @@ final class BatchMemOps implements AutoCloseable {
             for (int i = 0; i < k; i++) {
                 int j = from + i;
                 long p = base + (long) i * MEMOP_BYTES;
-                boolean wait = ops.kind(j) == MemOps.WAIT;
+                byte kind = ops.kind(j);
+                boolean wait = kind != MemOps.WRITE;
                 // both parameter structs: operation (4 bytes, padded), address, value (union), flags, alias
                 UNSAFE.putInt(p, wait ? cudart.CU_STREAM_MEM_OP_WAIT_VALUE_32 : cudart.CU_STREAM_MEM_OP_WRITE_VALUE_32);
                 UNSAFE.putLong(p + 8, ops.memory(j).deviceAddress() + ops.offset(j));
                 UNSAFE.putInt(p + 16, ops.value(j));
-                UNSAFE.putInt(p + 24, wait ? cudart.CU_STREAM_WAIT_VALUE_AND : cudart.CU_STREAM_WRITE_VALUE_DEFAULT);
+                UNSAFE.putInt(p + 24, kind == MemOps.WAIT ? cudart.CU_STREAM_WAIT_VALUE_AND
+                        : kind == MemOps.WAIT_AT_LEAST ? cudart.CU_STREAM_WAIT_VALUE_GEQ
+                        : cudart.CU_STREAM_WRITE_VALUE_DEFAULT);
             }
             int rc = cudart.cuStreamBatchMemOp(handle, k, memOpParams, 0);
             if (rc != 0) {

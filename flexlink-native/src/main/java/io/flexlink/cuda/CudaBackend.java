@@ -46,7 +46,9 @@ public final class CudaBackend implements Backend {
     private final Set<CudaStream> streams = ConcurrentHashMap.newKeySet();
     private final WrappedStreams wrappers;
     private final SyncCopies sync;
-    private final boolean[] memOpsChecked;
+    /** How often the streams of each device are asked for faults (one clean answer covers the device's streams). */
+    private final QueryPacing queryPacing;
+    private final MemOpsCheck memOps;
     private final AtomicLong deviceBytes = new AtomicLong();
     /** CUDA_DEVICE_MAX_CONNECTIONS as CUDA reads it when the process starts: 8 unless set, at most 32. */
     private final int streamQueues;
@@ -55,11 +57,12 @@ public final class CudaBackend implements Backend {
     CudaBackend(FlexLinkConfig config) {
         this.config = config;
         this.devices = CudaLibraries.deviceCount();
+        this.queryPacing = new QueryPacing(devices, StreamStatus.QUERY_INTERVAL_NANOS, System::nanoTime);
         this.kernels = new ReduceKernels(new KernelCompiler(), devices);
         this.nccl = new NcclTransport(this);
         this.wrappers = new WrappedStreams(this, devices);
         this.sync = new SyncCopies(this, devices);
-        this.memOpsChecked = new boolean[devices];
+        this.memOps = new MemOpsCheck(devices);
         int[] driver = new int[1];
         int[] runtime = new int[1];
         cudart.cudaDriverGetVersion(driver);
@@ -213,7 +216,7 @@ public final class CudaBackend implements Backend {
     @Override
     public PinnedMemory createShared(long bytes, String purpose, boolean crossProcess,
                                      io.flexlink.runtime.MemoryPlacement placement) {
-        String mode = config.numa();
+        String mode = config.get(FlexLinkConfig.NUMA);
         if (!NumaPlacement.wanted(mode, NumaPlacement.hostNodes(NumaPlacement.NODES))) {
             return createShared(bytes, purpose, crossProcess);
         }
@@ -258,11 +261,31 @@ public final class CudaBackend implements Backend {
     @Override
     public RuntimeStream createStream(int device, String label) {
         checkDevice(device);
-        checkMemOps(device);
+        memOps.check(this, device);
         kernels.forDevice(device); // compile or load the kernels at init, not at the first reduction
         CudaStream s = new CudaStream(this, device, label, newStream(device, label), true);
         streams.add(s);
         return s;
+    }
+
+    /** Asks each owned stream of the device (cudaStreamQuery) under its monitor, which its close() holds too. */
+    @Override
+    public List<RuntimeStream> busyStreams(int device) {
+        List<RuntimeStream> busy = new ArrayList<>();
+        for (CudaStream s : streams) {
+            if (s.owned() && s.device() == device) {
+                synchronized (s) {
+                    if (!s.isIdle() && !s.isCapturing()) { // isIdle answers a capture busy: ask only then
+                        busy.add(s);
+                    }
+                }
+            }
+        }
+        return busy;
+    }
+
+    QueryPacing queryPacing() {
+        return queryPacing;
     }
 
     static CUstream_st newStream(int device, String label) {
@@ -310,48 +333,6 @@ public final class CudaBackend implements Backend {
         }
         throw new FlexLinkException(Result.INVALID_ARGUMENT, "stream: " + stream
                 + " was not created by this cuda backend (wrap a cudaStream_t with CudaBackend.wrapStream)");
-    }
-
-    /**
-     * Checks once per device that stream memory operations work: the attribute the driver reports, then
-     * a real {@code cuStreamWriteValue32} + {@code cuStreamWaitValue32} on pinned memory.
-     */
-    private void checkMemOps(int device) {
-        if (memOpsChecked[device]) {
-            return;
-        }
-        synchronized (memOpsChecked) {
-            if (memOpsChecked[device]) {
-                return;
-            }
-            int[] nor = new int[1];
-            int[] mem64 = new int[1];
-            cudart.cuDeviceGetAttribute(nor, cudart.CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, device);
-            cudart.cuDeviceGetAttribute(mem64, cudart.CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, device);
-            LOG.debug("INIT device {}: CAN_USE_STREAM_WAIT_VALUE_NOR={} CAN_USE_64_BIT_STREAM_MEM_OPS={}",
-                    device, nor[0], mem64[0]);
-            try (PinnedMemory flag = allocatePinned(64)) {
-                CUstream_st h = newStream(device, "memops-check");
-                try {
-                    long a = flag.deviceAddress();
-                    int rc = cudart.cuStreamWriteValue32(h, a, 1, cudart.CU_STREAM_WRITE_VALUE_DEFAULT);
-                    if (rc == 0) {
-                        rc = cudart.cuStreamWaitValue32(h, a, 1, cudart.CU_STREAM_WAIT_VALUE_GEQ);
-                    }
-                    int src = cudart.cudaStreamSynchronize(h);
-                    if (rc != 0 || src != 0 || flag.readCounter(0) != 1) {
-                        throw new FlexLinkException(Result.SYSTEM_ERROR, "device " + device + " ("
-                                + topology.gpu(device).model() + ") cannot run stream memory operations"
-                                + " (cuStreamWaitValue32/cuStreamWriteValue32), which the PCIe path needs: "
-                                + (rc != 0 ? CudaLibraries.driverError(rc) : src != 0 ? CudaLibraries.cudaError(src)
-                                : "the written value did not arrive"));
-                    }
-                } finally {
-                    cudart.cudaStreamDestroy(h);
-                }
-            }
-            memOpsChecked[device] = true;
-        }
     }
 
     // ---- synchronous helpers ----

@@ -9,6 +9,7 @@ import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RuntimeEvent;
+import io.flexlink.runtime.RowRuns;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.Scratch;
 import io.flexlink.runtime.MemOps;
@@ -39,8 +40,6 @@ public final class CudaStream implements RuntimeStream {
     /** The threshold in use: {@link #STAGED_MIN_BYTES}, changed only by measurements and tests. */
     static volatile long stagedMinBytes = STAGED_MIN_BYTES;
 
-    /** cudaMemcpy2DAsync refuses pitches at or above this (cudaDeviceProp.memPitch on current GPUs). */
-    private static final long MAX_PITCH = Integer.MAX_VALUE;
 
     private final CudaBackend backend;
     private final int device;
@@ -52,6 +51,7 @@ public final class CudaStream implements RuntimeStream {
     private final StreamStatus status;
     private final StreamKernels kernels;
     private final BatchMemOps batches;
+    private final BatchCopies copies;
     private final Scratch scratch;
     /** A foreign stream first met inside a capture: its device is the caller's, not yet asked of CUDA. */
     volatile boolean deviceAssumed;
@@ -62,9 +62,10 @@ public final class CudaStream implements RuntimeStream {
         this.label = label;
         this.handle = handle;
         this.owned = owned;
-        this.status = new StreamStatus(handle, label);
+        this.status = new StreamStatus(StreamProbe.of(handle), label, backend.queryPacing());
         this.kernels = new StreamKernels(status, backend, device, handle);
         this.batches = new BatchMemOps(status, handle);
+        this.copies = new BatchCopies(status, handle, device);
         this.scratch = new Scratch(backend, device);
     }
 
@@ -164,7 +165,7 @@ public final class CudaStream implements RuntimeStream {
             copy(dst, src, width);
             return;
         }
-        if (dstPitch < width || srcPitch < width || dstPitch >= MAX_PITCH || srcPitch >= MAX_PITCH) {
+        if (!BatchCopies.pitchable(dstPitch, srcPitch, width)) {
             RuntimeStream.super.copyRows(dst, dstPitch, src, srcPitch, width, rows);
             return;
         }
@@ -173,6 +174,20 @@ public final class CudaStream implements RuntimeStream {
         if (rc != 0) {
             throw fail(rc, "cudaMemcpy2DAsync", false);
         }
+    }
+
+    /** One {@code cudaMemcpy3DBatchAsync} for all the runs ({@link BatchCopies}), else each as its own copy. */
+    @Override
+    public void copyRowRuns(RowRuns runs) {
+        if (!copyRowRunsBatched(runs)) {
+            runs.enqueueEach(this);
+        }
+    }
+
+    /** {@link #copyRowRuns} as one batch, if it can be one (two runs or more that a batch can express). */
+    boolean copyRowRunsBatched(RowRuns runs) {
+        checkOpen();
+        return runs.size() >= 2 && copies.enqueue(runs);
     }
 
     @Override
@@ -301,14 +316,21 @@ public final class CudaStream implements RuntimeStream {
         return CudaGraph.endCapture(this, users);
     }
 
-    /**
-     * The sticky failure; also polls the stream (cudaStreamQuery, non-blocking, at most every
-     * {@link StreamStatus#QUERY_INTERVAL_NANOS}), so that faults of finished work show up. A stream
-     * released by a communicator's abort is not failed: it ran on with garbage data and stays usable.
-     */
+    /** The sticky failure, after a poll of the stream when one is due ({@link StreamStatus#poll}). */
     @Override
     public FlexLinkException failure() {
-        return status.failure();
+        return status.failure(pacedAs());
+    }
+
+    /** One capture check per due poll, none between ({@link StreamStatus#poll}). */
+    @Override
+    public boolean pollForDomain() {
+        return status.poll(pacedAs());
+    }
+
+    /** The device whose answers pace this stream's queries ({@link QueryPacing}; alone while only assumed). */
+    private int pacedAs() {
+        return deviceAssumed ? QueryPacing.ALONE : device;
     }
 
     /**
@@ -349,19 +371,22 @@ public final class CudaStream implements RuntimeStream {
     /** Destroys an owned stream (CUDA lets its enqueued work finish first); a wrapper only forgets. Idempotent. */
     @Override
     public void close() {
-        if (!status.markClosed()) {
-            return;
-        }
-        backend.streamClosed(this);
-        if (owned) {
-            int rc = cudart.cudaStreamDestroy(handle);
-            if (rc != 0) {
-                CudaBackend.LOG.warn("cudaStreamDestroy({}): {}", label, CudaLibraries.cudaError(rc));
+        synchronized (this) { // CudaBackend.busyStreams asks under this monitor; the frees below stay outside it
+            if (!status.markClosed()) {
+                return;
             }
-            handle.setNull();
+            backend.streamClosed(this);
+            if (owned) {
+                int rc = cudart.cudaStreamDestroy(handle);
+                if (rc != 0) {
+                    CudaBackend.LOG.warn("cudaStreamDestroy({}): {}", label, CudaLibraries.cudaError(rc));
+                }
+                handle.setNull();
+            }
         }
         scratch.close();
         batches.close();
+        copies.close();
         kernels.close();
     }
 

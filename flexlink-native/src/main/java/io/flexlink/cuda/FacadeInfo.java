@@ -86,7 +86,8 @@ final class FacadeInfo {
 
     /**
      * {@code ncclGetLastError}: the creation error of {@code comm} when its grouped or non-blocking creation
-     * failed, else what this thread's last failed facade call said (NCCL's text is per thread too); "" when none.
+     * failed, else what the process's last failed facade call said, on whatever thread (NCCL's text is one global
+     * string too); "" when none.
      * A fresh native string per call: errors are not the hot path.
      */
     static BytePointer lastError(ncclComm comm) {

@@ -35,8 +35,11 @@ final class NcclFacade {
     /** Per thread: [0] facade group depth, [1] 1 while this thread holds an NCCL group for ncclSend/ncclRecv. */
     private static final ThreadLocal<int[]> GROUP = ThreadLocal.withInitial(() -> new int[2]);
     private static volatile CudaBackend ownBackend;
-    /** Per thread: what its last failed facade call said ({@code ncclGetLastError}, like NCCL's per-thread text). */
-    private static final ThreadLocal<String> LAST_ERROR = new ThreadLocal<>();
+    /**
+     * What the process's last failed facade call said ({@code ncclGetLastError}): one text for every thread, as
+     * NCCL keeps its last error in one global string, so that a thread may read what another one's call said.
+     */
+    private static volatile String lastError = "";
 
     /** One facade communicator. */
     static final class FacadeComm {
@@ -262,20 +265,19 @@ final class NcclFacade {
         if (LOG.isDebugEnabled()) {
             LOG.debug("COLL {} failed: {}", call, e.getMessage());
         }
-        LAST_ERROR.set(call + ": " + e.getMessage());
+        lastError = call + ": " + e.getMessage();
         return e.result().code();
     }
 
     /** ncclInternalError for anything unexpected, logged with its stack. */
     static int internal(String call, Throwable t) {
         LOG.error("COLL {} failed unexpectedly", call, t);
-        LAST_ERROR.set(call + ": unexpected " + t);
+        lastError = call + ": unexpected " + t;
         return Result.INTERNAL_ERROR.code();
     }
 
-    /** The message of this thread's last failed call ({@code ncclGetLastError}), or "". */
+    /** The message of the process's last failed facade call ({@code ncclGetLastError}), or "". */
     static String lastError() {
-        String s = LAST_ERROR.get();
-        return s == null ? "" : s;
+        return lastError;
     }
 }

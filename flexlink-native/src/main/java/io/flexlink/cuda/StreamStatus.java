@@ -1,35 +1,42 @@
 package io.flexlink.cuda;
 
 import io.flexlink.FlexLinkException;
-import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
-import org.bytedeco.javacpp.IntPointer;
 
 /**
  * The state of one {@link CudaStream} as FlexLink and CUDA know it: closed or not, its first failure
  * (sticky: an enqueue CUDA rejected, or a fault a query found), and what CUDA reports of its progress and
- * capture. Queries never touch a stream being captured and run in relaxed capture mode, so that they
- * cannot invalidate an application's graph.
+ * capture ({@link StreamProbe}). Queries never touch a stream being captured and run in relaxed capture mode, so
+ * that they cannot invalidate an application's graph.
  */
 final class StreamStatus {
-    /** Polls with cudaStreamQuery at most this often: every collective asks (FlexLink's error check). */
+    /**
+     * Polls with cudaStreamQuery at most this often per stream, and per device once one of its streams answered
+     * ({@link QueryPacing}): every collective asks (FlexLink's error check).
+     */
     static final long QUERY_INTERVAL_NANOS = 1_000_000;
 
-    private final CUstream_st handle;
+    private final StreamProbe probe;
     private final String label;
-    /**
-     * Native, not an {@code int[]}: every call asks (the watchdog's guard), and JNI copies an array in and
-     * out of the C heap per call. Freed with this object by JavaCPP's deallocator: the watchdog's thread may
-     * still ask after the stream closed (it then gets false without touching it).
-     */
-    private final IntPointer captureStatus = new IntPointer(1L);
     private volatile FlexLinkException failure;
     private volatile boolean closed;
-    private volatile long queriedAt = System.nanoTime() - QUERY_INTERVAL_NANOS;
+    private final QueryPacing pacing;
+    /** When this stream was last queried (the STALE rule of {@link QueryPacing} counts from it). */
+    private volatile long queriedAt;
+    /**
+     * Whether the last due poll could ask (the stream was not being captured), and when it found a capture: until the
+     * next due poll, and for an interval after a capture was found, polls answer from these without asking CUDA
+     * anything. Two volatiles read without a lock: a poll racing another may answer from the previous poll, which
+     * only changes which stream stands for the device this once.
+     */
+    private volatile boolean lastDuePollAsked = true;
+    private volatile long captureFoundAt;
 
-    StreamStatus(CUstream_st handle, String label) {
-        this.handle = handle;
+    StreamStatus(StreamProbe probe, String label, QueryPacing pacing) {
+        this.probe = probe;
         this.label = label;
+        this.pacing = pacing;
+        this.queriedAt = pacing.now() - pacing.interval();
     }
 
     boolean closed() {
@@ -62,30 +69,53 @@ final class StreamStatus {
 
     /** cudaStreamIsCapturing: allowed during a capture in every mode, unlike a query. */
     boolean isCapturing() {
-        if (closed) {
-            return false;
-        }
-        int rc = cudart.cudaStreamIsCapturing(handle, captureStatus);
-        return rc == 0 && captureStatus.get() != cudart.cudaStreamCaptureStatusNone;
+        return !closed && probe.capturing();
     }
 
     /**
-     * The failure kept, after polling the stream (cudaStreamQuery, non-blocking, at most every {@link #QUERY_INTERVAL_NANOS}),
-     * so that faults of finished work show up. A stream released by a communicator's abort is not failed:
-     * it ran on with garbage data and stays usable.
+     * Polls the stream for faults of finished work (cudaStreamQuery, non-blocking) when {@link QueryPacing} says it is
+     * due; {@code device} is the stream's, or {@link QueryPacing#ALONE}. Returns whether this stream stood for its
+     * device ({@link io.flexlink.runtime.RuntimeStream#pollForDomain()}): false for a closed stream, and false while
+     * the last due poll found it being captured (not asked: the query would invalidate the application's graph), for
+     * at least an interval, without a capture check. A poll that is not due asks nothing, not even the capture state:
+     * the last due poll's answer stands. A capture found does not count as a query, so a stream's own fault is still
+     * asked for within {@link QueryPacing#STALE} intervals of its last real query. A failure found is kept
+     * ({@link #firstFailure()}); a clean answer covers the device's other streams for an interval, a fault does not.
+     * A stream released by a communicator's abort is not failed: it ran on with garbage data and stays usable.
      */
-    FlexLinkException failure() {
-        FlexLinkException f = failure;
-        long now = System.nanoTime();
-        if (f == null && !closed && now - queriedAt >= QUERY_INTERVAL_NANOS) {
-            // query() asks the capture state first: a query of a stream being captured would invalidate the
-            // application's graph, so such a stream answers "not ready" without one
-            queriedAt = now;
-            int rc = query();
-            if (rc != 0 && rc != cudart.cudaErrorNotReady) {
-                fail(rc, "cudaStreamQuery", false);
-            }
+    boolean poll(int device) {
+        if (closed) {
+            return false;
         }
+        if (failure != null) {
+            return true;
+        }
+        long now = pacing.now();
+        if (!lastDuePollAsked && now - captureFoundAt < pacing.interval()) {
+            return false;
+        }
+        if (!pacing.due(device, queriedAt, now)) {
+            return lastDuePollAsked;
+        }
+        if (probe.capturing()) {
+            captureFoundAt = now;
+            lastDuePollAsked = false;
+            return false;
+        }
+        queriedAt = now;
+        lastDuePollAsked = true;
+        int rc = probe.query();
+        if (rc == 0 || rc == cudart.cudaErrorNotReady) {
+            pacing.clean(device, now);
+        } else {
+            fail(rc, "cudaStreamQuery", false);
+        }
+        return true;
+    }
+
+    /** The failure kept, after {@link #poll polling} the stream. */
+    FlexLinkException failure(int device) {
+        poll(device);
         return failure;
     }
 
@@ -94,7 +124,10 @@ final class StreamStatus {
         if (closed) {
             return true;
         }
-        int rc = query();
+        if (probe.capturing()) {
+            return false; // its work is a graph's, not yet anything that runs
+        }
+        int rc = probe.query();
         if (rc == cudart.cudaErrorNotReady) {
             return false;
         }
@@ -102,18 +135,5 @@ final class StreamStatus {
             fail(rc, "cudaStreamQuery", false);
         }
         return true;
-    }
-
-    /** cudaStreamQuery in relaxed capture mode (see {@link CaptureMode}); never of a stream being captured. */
-    private int query() {
-        if (isCapturing()) {
-            return cudart.cudaErrorNotReady; // its work is a graph's, not yet anything that runs
-        }
-        int[] mode = CaptureMode.relax();
-        try {
-            return cudart.cudaStreamQuery(handle);
-        } finally {
-            CaptureMode.restore(mode);
-        }
     }
 }

@@ -164,6 +164,22 @@ class FacadeEndsTest extends FacadeHostRanks {
     }
 
     @Test
+    void aFailedCallsTextIsReadFromAnyThreadAsNcclsOneGlobalText() throws InterruptedException {
+        Communicator[] world = FlexLink.initAll(backend, CONFIG, 0, 1);
+        ncclComm[] h = handles(world, true);
+        int[] rc = new int[1];
+        Thread other = new Thread(() -> rc[0] = ncclCommRevoke(h[0], 7), "another-thread");
+        other.start();
+        other.join();
+        assertEquals(ncclInvalidArgument, rc[0]);
+        String text = ncclGetLastError(null).getString();
+        assertTrue(text.contains("revokeFlags: 7"), "the other thread's refusal, read here: " + text);
+        assertEquals(ncclInvalidArgument, ncclCommRevoke(h[1], 9));
+        assertTrue(ncclGetLastError(h[0]).getString().contains("revokeFlags: 9"), "the latest call's, for any handle");
+        destroy(h);
+    }
+
+    @Test
     void aNonBlockingRevokeIsInProgressThenSuccess() {
         Communicator[] world = FlexLink.initAll(backend, CONFIG, 0, 1);
         ncclComm[] h = handles(world, false);

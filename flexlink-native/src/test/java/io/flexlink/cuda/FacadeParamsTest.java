@@ -30,7 +30,7 @@ class FacadeParamsTest {
         return CudaLibraries.ncclAvailable() && NcclVersions.loaded() >= NcclVersions.V2_30;
     }
 
-    /** {@code rc} is {@code code}, and this thread's last error (ncclGetLastError) contains every text. */
+    /** {@code rc} is {@code code}, and the last error (ncclGetLastError) contains every text. */
     private static void refused(int code, int rc, String... texts) {
         assertEquals(code, rc);
         String last = ncclGetLastError(null).getString();

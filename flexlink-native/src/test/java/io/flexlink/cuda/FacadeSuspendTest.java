@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * communicator without NCCL's path has no GPU memory figure (ncclInvalidUsage saying why).
  */
 class FacadeSuspendTest extends FacadeHostRanks {
-    /** {@code rc} is {@code code}, and this thread's last error (ncclGetLastError) contains every text. */
+    /** {@code rc} is {@code code}, and the last error (ncclGetLastError) contains every text. */
     private static void refused(int code, int rc, String... texts) {
         assertEquals(code, rc);
         String last = ncclGetLastError(null).getString();

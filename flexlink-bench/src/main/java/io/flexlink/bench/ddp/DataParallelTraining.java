@@ -32,6 +32,8 @@ final class DataParallelTraining {
             Communicator[] comms = new Communicator[n];
             // every rank's kernels load before any rank's first collective (see RankTrainer)
             CyclicBarrier loaded = new CyclicBarrier(n);
+            // and every rank's work is done before any rank frees device memory (cudaFree waits for the device)
+            CyclicBarrier done = new CyclicBarrier(n);
             ExecutorService pool = Executors.newFixedThreadPool(n);
             try {
                 List<Future<RankResult>> futures = new ArrayList<>();
@@ -42,11 +44,12 @@ final class DataParallelTraining {
                         try (Communicator comm = FlexLink.initRank(backend, config, n, id, rank, device)) {
                             comms[rank] = comm;
                             try (RankTrainer t = new RankTrainer(o, backend, comm, rank, device, compiler,
-                                    () -> meet(loaded))) {
+                                    () -> meet(loaded), () -> meet(done))) {
                                 return t.run();
                             }
                         } catch (RuntimeException | Error e) {
                             loaded.reset(); // a rank waiting to meet this one gives up
+                            done.reset();
                             abortAll(comms); // the other ranks fail at once instead of waiting for this one
                             throw e;
                         }

@@ -40,19 +40,29 @@ final class RankTrainer implements AutoCloseable {
     private final Parameter[] params;
     private final int rows;
     private final Mlp.LayerReady readyLayer;
+    /** Met by every rank of the process before any of them frees device memory ({@link #close()}). */
+    private final Runnable allDone;
+    /** The weights' digest and every rank's (sameEverywhere), allocated once: nothing is freed between collectives. */
+    private final DeviceMemory digest;
+    private final DeviceMemory digests;
+    /** Set when {@link #run()} returned: only then does {@link #close()} meet the other ranks. */
+    private boolean finished;
 
     RankTrainer(TrainOptions o, Backend backend, Communicator comm, int rank, int device, KernelCompiler compiler) {
-        this(o, backend, comm, rank, device, compiler, () -> { });
+        this(o, backend, comm, rank, device, compiler, () -> { }, () -> { });
     }
 
     /**
      * @param kernelsLoaded run once this rank's kernels are loaded, before its first collective (the buckets'
      *     layout agreement): ranks of one process sharing a GPU meet there, because loading a CUDA module
      *     waits for the device, and the device may be waiting inside another rank's collective for this one
+     * @param allDone run in {@link #close()} once this rank's work is done, before it frees device memory: for the
+     *     same reason, since {@code cudaFree} waits for the device (ranks of one process sharing a GPU meet there)
      */
     RankTrainer(TrainOptions o, Backend backend, Communicator comm, int rank, int device, KernelCompiler compiler,
-                Runnable kernelsLoaded) {
+                Runnable kernelsLoaded, Runnable allDone) {
         this.o = o;
+        this.allDone = allDone;
         this.backend = backend;
         this.comm = comm;
         this.rows = o.batch();
@@ -63,6 +73,8 @@ final class RankTrainer implements AutoCloseable {
         this.model = new Mlp(backend, math, device, o.widths(), rows, o.contiguousGradients());
         model.initialize(o.seed(), 1.0f, false);
         this.losses = backend.allocate(device, 4L * (o.steps() + 1));
+        this.digest = comm == null ? null : backend.allocate(device, 32);
+        this.digests = comm == null ? null : backend.allocate(device, 32L * comm.size());
         this.params = new Parameter[model.parameters()];
         if (comm == null) {
             cast = null;
@@ -127,6 +139,7 @@ final class RankTrainer implements AutoCloseable {
         backend.download(host, losses.address());
         host.asFloatBuffer().get(curve);
         double[] medians = buckets == null || o.timingRounds() == 0 ? new double[0] : time();
+        finished = true;
         return new RankResult(backend.name(), comm == null ? 0 : comm.rank(), curve, weights, same, medians,
                 comm == null ? List.of() : comm.stats().paths(), buckets == null ? List.of() : buckets.layout(),
                 model.bytes());
@@ -164,22 +177,19 @@ final class RankTrainer implements AutoCloseable {
     private boolean sameEverywhere(String weights) {
         byte[] mine = HexFormat.of().parseHex(weights);
         int n = comm.size();
-        try (DeviceMemory send = backend.allocate(comm.device(), 32);
-             DeviceMemory recv = backend.allocate(comm.device(), 32L * n)) {
-            backend.upload(send.address(), ByteBuffer.wrap(mine));
-            comm.allGather(send.address(), recv.address(), 8, DataType.INT32, compute);
-            compute.synchronize();
-            ByteBuffer all = ByteBuffer.allocate(32 * n);
-            backend.download(all, recv.address());
-            List<String> differ = new ArrayList<>();
-            for (int r = 0; r < n; r++) {
-                byte[] theirs = Arrays.copyOfRange(all.array(), 32 * r, 32 * r + 32);
-                if (!Arrays.equals(mine, theirs)) {
-                    differ.add("rank " + r);
-                }
+        backend.upload(digest.address(), ByteBuffer.wrap(mine));
+        comm.allGather(digest.address(), digests.address(), 8, DataType.INT32, compute);
+        compute.synchronize();
+        ByteBuffer all = ByteBuffer.allocate(32 * n);
+        backend.download(all, digests.address());
+        List<String> differ = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            byte[] theirs = Arrays.copyOfRange(all.array(), 32 * r, 32 * r + 32);
+            if (!Arrays.equals(mine, theirs)) {
+                differ.add("rank " + r);
             }
-            return differ.isEmpty();
         }
+        return differ.isEmpty();
     }
 
     @Override
@@ -195,6 +205,13 @@ final class RankTrainer implements AutoCloseable {
             }
         }
         compute.synchronize();
+        if (finished) {
+            allDone.run(); // a rank that failed meets no one: its peers' barrier is broken instead
+        }
+        if (digest != null) {
+            digest.close();
+            digests.close();
+        }
         losses.close();
         model.close();
         data.close();

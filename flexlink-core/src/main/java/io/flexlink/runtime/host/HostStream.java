@@ -220,27 +220,34 @@ final class HostStream implements RuntimeStream {
     public void waitValue32(PinnedMemory mem, long offset, int value) {
         HostPinnedMemory m = StreamArguments.counter(backend, "waitValue32", mem, offset);
         long address = m.hostAddress() + offset;
-        enqueue(HostFaults.Op.WAIT, () -> {
-            // after an abort a wait fails even where the released counter satisfies it: fail fast, no garbage
-            if (!CounterSignal.await(address, value, () -> closed || m.isAborted()) || m.isAborted()) {
-                throw new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
-                        "wait on counter at +" + offset + " for " + Integer.toUnsignedString(value)
-                                + " cancelled (communicator aborted or stream closed)");
-            }
-        });
+        enqueue(HostFaults.Op.WAIT, () -> awaitCounter(m, address, offset, value));
     }
 
     @Override
     public void waitAny(PinnedMemory mem, long offset, int mask) {
         HostPinnedMemory m = (HostPinnedMemory) mem;
         long address = m.hostAddress() + offset;
-        enqueue(HostFaults.Op.WAIT, () -> {
-            if (!CounterSignal.awaitAny(address, mask, () -> closed || m.isAborted()) || m.isAborted()) {
-                throw new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
-                        "wait on flag at +" + offset + " for mask " + mask
-                                + " cancelled (communicator aborted or stream closed)");
-            }
-        });
+        enqueue(HostFaults.Op.WAIT, () -> awaitFlag(m, address, offset, mask));
+    }
+
+    /** Waits (on the stream's thread) until the counter reaches {@code value}; a cancelled wait throws. */
+    private void awaitCounter(HostPinnedMemory m, long address, long offset, int value) {
+        // after an abort a wait fails even where the released counter satisfies it: fail fast, no garbage
+        if (!CounterSignal.await(address, value, () -> closed || m.isAborted()) || m.isAborted()) {
+            throw cancelled(m, "wait on counter at +" + offset + " for " + Integer.toUnsignedString(value));
+        }
+    }
+
+    /** Waits (on the stream's thread) until the flag has a bit of {@code mask}; a cancelled wait throws. */
+    private void awaitFlag(HostPinnedMemory m, long address, long offset, int mask) {
+        if (!CounterSignal.awaitAny(address, mask, () -> closed || m.isAborted()) || m.isAborted()) {
+            throw cancelled(m, "wait on flag at +" + offset + " for mask " + mask);
+        }
+    }
+
+    private static FlexLinkException cancelled(HostPinnedMemory m, String what) {
+        return new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
+                what + " cancelled (communicator aborted or stream closed)");
     }
 
     /** The whole batch as one operation of this stream, in order (a copy of it: the batch is reused). */
@@ -266,12 +273,10 @@ final class HostStream implements RuntimeStream {
             for (int i = 0; i < n; i++) {
                 HostPinnedMemory m = mems[i];
                 long address = m.hostAddress() + offsets[i];
-                if (kinds[i] == io.flexlink.runtime.MemOps.WAIT) {
-                    if (!CounterSignal.awaitAny(address, values[i], () -> closed || m.isAborted()) || m.isAborted()) {
-                        throw new FlexLinkException(m.isAborted() ? Result.REMOTE_ERROR : Result.INVALID_USAGE,
-                                "wait on flag at +" + offsets[i] + " for mask " + values[i]
-                                        + " cancelled (communicator aborted or stream closed)");
-                    }
+                if (kinds[i] == io.flexlink.runtime.MemOps.WAIT_AT_LEAST) {
+                    awaitCounter(m, address, offsets[i], values[i]);
+                } else if (kinds[i] != io.flexlink.runtime.MemOps.WRITE) {
+                    awaitFlag(m, address, offsets[i], values[i]);
                 } else {
                     UNSAFE.putIntVolatile(null, address, values[i]);
                     CounterSignal.signal(address);

@@ -1,0 +1,61 @@
+package io.flexlink.testing;
+
+import io.flexlink.FlexLinkException;
+import io.flexlink.Result;
+import io.flexlink.runtime.Backend;
+import io.flexlink.runtime.ForwardingBackend;
+import io.flexlink.runtime.PrimaryComm;
+import io.flexlink.runtime.PrimaryTransport;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A backend whose primary communicators refuse their AllReduce enqueues (UNHANDLED_CUDA_ERROR, as NCCL's refusal
+ * reads) while {@code failures} lasts, one per refusal across all ranks; the communicators stay usable.
+ */
+public final class FailingPrimary extends ForwardingBackend {
+    private final AtomicInteger failures;
+
+    public FailingPrimary(Backend delegate, AtomicInteger failures) {
+        super(delegate);
+        this.failures = failures;
+    }
+
+    @Override
+    public PrimaryTransport primaryTransport() {
+        PrimaryTransport real = super.primaryTransport();
+        return (PrimaryTransport) Proxy.newProxyInstance(PrimaryTransport.class.getClassLoader(),
+                new Class<?>[] {PrimaryTransport.class}, (p, m, a) -> {
+                    Object r = invoke(real, m, a);
+                    if (m.getName().equals("createAll")) {
+                        PrimaryComm[] comms = (PrimaryComm[]) r;
+                        for (int i = 0; i < comms.length; i++) {
+                            comms[i] = failing(comms[i]);
+                        }
+                    } else if (m.getName().equals("create")) {
+                        r = failing((PrimaryComm) r);
+                    }
+                    return r;
+                });
+    }
+
+    private PrimaryComm failing(PrimaryComm comm) {
+        return (PrimaryComm) Proxy.newProxyInstance(PrimaryComm.class.getClassLoader(),
+                new Class<?>[] {PrimaryComm.class}, (p, m, a) -> {
+                    if (m.getName().equals("allReduce") && failures.getAndUpdate(f -> Math.max(0, f - 1)) > 0) {
+                        throw new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "ncclAllReduce refused (injected)");
+                    }
+                    return invoke(comm, m, a);
+                });
+    }
+
+    private static Object invoke(Object target, Method m, Object[] a) throws Throwable {
+        try {
+            return m.invoke(target, a);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+}
