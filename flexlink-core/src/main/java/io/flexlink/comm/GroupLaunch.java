@@ -156,10 +156,16 @@ final class GroupLaunch implements AutoCloseable {
 
     /**
      * Forgets the group's calls (the group failed, or another member's launch did): a call's part already handed to
-     * the enqueue thread runs anyway, so its caller's stream is first joined to it ({@link Launcher#discard}).
+     * the enqueue thread runs anyway, so its caller's stream is first joined to it ({@link Launcher#discard}); after a
+     * teardown, only forgets.
      */
     void discard() {
         try {
+            if (life.teardown.done()) {
+                // aborted since phase 1: the launcher's parts are closed (and its enqueue thread stopped), so there is
+                // nothing left to join or to mark read, and touching them would fail or allocate them again
+                return;
+            }
             Throwable first = null;
             for (int i = completed; i < grouped.size(); i++) {
                 CallPlan p = grouped.get(i);
