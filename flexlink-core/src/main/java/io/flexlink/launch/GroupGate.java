@@ -56,12 +56,20 @@ final class GroupGate implements AutoCloseable {
         }
     }
 
+    /**
+     * Closed under the lock, so that no open writes into the word from then on; freed outside it: CUDA's free waits
+     * for the whole device, where a stream held by another gate may wait for an {@link #openEvery} that took this gate
+     * from {@link #LIVE} just before and now waits for its lock.
+     */
     @Override
-    public synchronized void close() {
-        if (!closed) {
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
             closed = true;
             LIVE.remove(this);
-            word.close();
         }
+        word.close();
     }
 }
