@@ -99,11 +99,21 @@ final class BatchCopies implements AutoCloseable {
             UNSAFE.putInt(p + ORDER, cudart.cudaMemcpySrcAccessOrderStream);
             UNSAFE.putInt(p + FLAGS, cudart.cudaMemcpyFlagDefault);
         }
-        Devices.use(device); // as a kernel launch: the batch is the stream's device's whatever thread enqueues it
-        int rc = cudart.cudaMemcpy3DBatchAsync(n, ops, 0, handle);
+        // as a kernel launch: made on the stream's device whatever thread enqueues it, and the caller's current
+        // device given back afterwards (NCCL leaves it alone; one thread may drive every GPU of the machine)
+        int previous = Devices.enter(device);
+        int rc;
+        try {
+            rc = cudart.cudaMemcpy3DBatchAsync(n, ops, 0, handle);
+        } finally {
+            Devices.exit(previous);
+        }
         if (rc == cudart.cudaErrorNotSupported || rc == cudart.cudaErrorNotPermitted
                 || rc == cudart.cudaErrorInvalidValue) {
-            // refused before anything was enqueued: the copies one by one do the same, and say so if they fail
+            // refused before anything was enqueued: the copies one by one do the same, and say so if they fail.
+            // The refusal is also the runtime's last error, which the application's next cudaGetLastError would
+            // take for its own: read it away (refusals are not sticky errors, so nothing else is lost)
+            cudart.cudaGetLastError();
             refused = true;
             LOG.debug("PATH cudaMemcpy3DBatchAsync refused ({}): copies are not batched from now on",
                     CudaLibraries.cudaError(rc));

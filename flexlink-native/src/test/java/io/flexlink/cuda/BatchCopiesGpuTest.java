@@ -3,12 +3,14 @@ package io.flexlink.cuda;
 import static io.flexlink.runtime.NativeMemory.UNSAFE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.flexlink.runtime.DeviceMemory;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.RowRuns;
 import io.flexlink.runtime.RuntimeStream;
 import java.nio.ByteBuffer;
+import org.bytedeco.cuda.global.cudart;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -18,7 +20,8 @@ import org.junit.jupiter.api.Test;
  * Runs of rows as one {@code cudaMemcpy3DBatchAsync} ({@link BatchCopies}): the presets lay the operation out as
  * this backend writes it, the runs go as one batch (not a copy each), and each run's rows land at their pitch in
  * both directions (device to pinned host, pinned host to device), a single row without a pitch too, while the
- * bytes between and around them keep their poison.
+ * bytes between and around them keep their poison; a batch on another device's stream leaves the caller's current
+ * device and last error as they were (two GPUs).
  */
 @Tag("gpu")
 class BatchCopiesGpuTest {
@@ -109,6 +112,34 @@ class BatchCopiesGpuTest {
                     byte want = deviceRowFrom[r] >= 0 && b < WIDTH ? data[deviceRowFrom[r] * DEVICE_PITCH + b] : POISON;
                     assertEquals(want, got[r * DEVICE_PITCH + b], "device row " + r + " byte " + b);
                 }
+            }
+        } finally {
+            s.close();
+        }
+    }
+
+    @Test
+    void aBatchOnAnotherDevicesStreamLeavesTheCallersDeviceAndLastErrorAlone() {
+        assumeTrue(backend.deviceCount() >= 2, "needs two GPUs");
+        byte[] data = CudaBackendGpuTest.random(4 * WIDTH, 47);
+        RuntimeStream s = backend.createStream(1, "test.device1");
+        try (DeviceMemory dev = backend.allocate(1, 4 * WIDTH); PinnedMemory host = backend.allocatePinned(4 * WIDTH)) {
+            backend.upload(dev.address(), ByteBuffer.wrap(data));
+            UNSAFE.setMemory(host.hostAddress(), 4 * WIDTH, POISON);
+            RowRuns runs = new RowRuns();
+            runs.add(host.deviceAddress(), WIDTH, dev.address() + 2L * WIDTH, WIDTH, WIDTH, 2);
+            runs.add(host.deviceAddress() + 2L * WIDTH, WIDTH, dev.address(), WIDTH, WIDTH, 2);
+            assertEquals(0, cudart.cudaSetDevice(0));
+            assertEquals(0, cudart.cudaGetLastError());
+            assertTrue(((CudaStream) s).copyRowRunsBatched(runs), "one batch on device 1's stream");
+            int[] current = {-1};
+            assertEquals(0, cudart.cudaGetDevice(current));
+            assertEquals(0, current[0], "the caller's current device after a batch on device 1");
+            assertEquals(0, cudart.cudaGetLastError(), "the runtime's last error after the batch");
+            s.synchronize();
+            for (int b = 0; b < 4 * WIDTH; b++) {
+                int from = b < 2 * WIDTH ? b + 2 * WIDTH : b - 2 * WIDTH; // the two halves swapped
+                assertEquals(data[from], UNSAFE.getByte(host.hostAddress() + b), "byte " + b);
             }
         } finally {
             s.close();
