@@ -7,6 +7,8 @@ import io.flexlink.config.FlexLinkConfig;
 import io.flexlink.runtime.ForwardingBackend;
 import io.flexlink.runtime.PinnedMemory;
 import io.flexlink.runtime.host.HostBackend;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -33,55 +35,28 @@ class GroupGateCloseTest {
                 @Override
                 public PinnedMemory allocatePinned(long bytes) {
                     PinnedMemory real = super.allocatePinned(bytes);
-                    return new PinnedMemory() {
-                        @Override
-                        public long hostAddress() {
-                            return real.hostAddress();
-                        }
-
-                        @Override
-                        public long deviceAddress() {
-                            return real.deviceAddress();
-                        }
-
-                        @Override
-                        public long byteSize() {
-                            return real.byteSize();
-                        }
-
-                        @Override
-                        public String name() {
-                            return real.name();
-                        }
-
-                        @Override
-                        public int readCounter(long offset) {
-                            return real.readCounter(offset);
-                        }
-
-                        @Override
-                        public void writeCounter(long offset, int value) {
-                            if (freeing.get()) {
-                                writesWhileFreeing.incrementAndGet();
-                            }
-                            real.writeCounter(offset, value);
-                        }
-
-                        @Override
-                        public void close() {
-                            freeing.set(true);
-                            // an openEvery that reached this gate before the close took it out of the set
-                            Thread teardown = new Thread(() -> made.get().open(), "teardown");
-                            teardown.start();
-                            try {
-                                teardown.join(10_000); // a bound for the failure only: it returns at once when it can
-                            } catch (InterruptedException e) {
-                                interrupted.set(e);
-                            }
-                            openedDuringTheFree.set(!teardown.isAlive());
-                            real.close();
-                        }
-                    };
+                    return (PinnedMemory) Proxy.newProxyInstance(PinnedMemory.class.getClassLoader(),
+                            new Class<?>[] {PinnedMemory.class}, (p, m, a) -> {
+                                if (m.getName().equals("writeCounter") && freeing.get()) {
+                                    writesWhileFreeing.incrementAndGet();
+                                } else if (m.getName().equals("close")) {
+                                    freeing.set(true);
+                                    // an openEvery that reached this gate before the close took it out of the set
+                                    Thread teardown = new Thread(() -> made.get().open(), "teardown");
+                                    teardown.start();
+                                    try {
+                                        teardown.join(10_000); // a bound for the failure only: at once when it can
+                                    } catch (InterruptedException e) {
+                                        interrupted.set(e);
+                                    }
+                                    openedDuringTheFree.set(!teardown.isAlive());
+                                }
+                                try {
+                                    return m.invoke(real, a);
+                                } catch (InvocationTargetException e) {
+                                    throw e.getCause();
+                                }
+                            });
                 }
             };
             GroupGate gate = new GroupGate(waitingFree);
