@@ -12,15 +12,12 @@ import io.flexlink.PreMulSum;
 import io.flexlink.ReduceOp;
 import io.flexlink.Result;
 import io.flexlink.config.FlexLinkConfig;
-import io.flexlink.runtime.Backend;
 import io.flexlink.runtime.DeviceMemory;
-import io.flexlink.runtime.ForwardingBackend;
-import io.flexlink.runtime.PrimaryTransport;
 import io.flexlink.runtime.RuntimeStream;
 import io.flexlink.runtime.host.HostBackend;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
+import io.flexlink.testing.FailingPrimary;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -39,21 +36,22 @@ class DiscardAfterAbortTest {
                 .set(FlexLinkConfig.CHUNK_BYTES, "4K").set(FlexLinkConfig.TUNING_CACHE, "off").build();
         try (HostBackend host = new HostBackend(config)) {
             Communicator[] comms = new Communicator[2];
-            FailingGroupEnd failing = new FailingGroupEnd(host, () -> comms[0].abort());
+            AtomicInteger endFailures = new AtomicInteger();
+            FailingPrimary failing = new FailingPrimary(host, new AtomicInteger(), endFailures, () -> comms[0].abort());
             System.arraycopy(FlexLink.initAll(failing, config, 0, 1), 0, comms, 0, 2);
             RuntimeStream[] s = {host.createStream(0, "user0"), host.createStream(1, "user1")};
             DeviceMemory[] in = {host.allocate(0, N * 4L), host.allocate(1, N * 4L)};
             DeviceMemory[] out = {host.allocate(0, N * 4L), host.allocate(1, N * 4L)};
             PreMulSum doubled = comms[0].createPreMulSum(2.0, DataType.FLOAT32);
             try {
-                failing.armed = true;
+                endFailures.set(1);
                 FlexLink.groupStart();
                 comms[0].allReduce(in[0].address(), out[0].address(), N, DataType.FLOAT32, doubled, s[0]);
                 comms[1].allReduce(in[1].address(), out[1].address(), N, DataType.FLOAT32, ReduceOp.SUM, s[1]);
                 FlexLinkException e = assertThrows(FlexLinkException.class, FlexLink::groupEnd);
                 assertEquals(Result.UNHANDLED_CUDA_ERROR, e.result(), e.getMessage());
                 assertTrue(e.getMessage().contains("refused (injected)"), e.getMessage());
-                assertEquals(1, failing.refusals, "the transport's end failed once");
+                assertEquals(0, endFailures.get(), "the transport's end failed once");
                 assertEquals(0, e.getSuppressed().length, "what the discard of the group's calls threw besides: "
                         + Arrays.toString(e.getSuppressed()));
                 assertEquals(Result.INVALID_USAGE, assertThrows(FlexLinkException.class, () -> comms[0].allReduce(
@@ -70,39 +68,6 @@ class DiscardAfterAbortTest {
                     out[r].close();
                 }
             }
-        }
-    }
-
-    /** A backend whose primary transport, once armed, ends its group and then runs {@code before} and fails, once. */
-    private static final class FailingGroupEnd extends ForwardingBackend {
-        private final Runnable before;
-        volatile boolean armed;
-        volatile int refusals;
-
-        FailingGroupEnd(Backend delegate, Runnable before) {
-            super(delegate);
-            this.before = before;
-        }
-
-        @Override
-        public PrimaryTransport primaryTransport() {
-            PrimaryTransport real = super.primaryTransport();
-            return (PrimaryTransport) Proxy.newProxyInstance(PrimaryTransport.class.getClassLoader(),
-                    new Class<?>[] {PrimaryTransport.class}, (p, m, a) -> {
-                        Object r;
-                        try {
-                            r = m.invoke(real, a);
-                        } catch (InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                        if (m.getName().equals("groupEnd") && armed) {
-                            armed = false;
-                            refusals++;
-                            before.run();
-                            throw new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "ncclGroupEnd refused (injected)");
-                        }
-                        return r;
-                    });
         }
     }
 }

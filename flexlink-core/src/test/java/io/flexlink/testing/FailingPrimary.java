@@ -13,14 +13,25 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A backend whose primary communicators refuse their AllReduce enqueues (UNHANDLED_CUDA_ERROR, as NCCL's refusal
- * reads) while {@code failures} lasts, one per refusal across all ranks; the communicators stay usable.
+ * reads) while {@code failures} lasts, one per refusal across all ranks; the communicators stay usable. Its primary
+ * transport's group end can fail too: while {@code endFailures} lasts, an end ends the group, runs
+ * {@code beforeEndFailure} (an abort from elsewhere, say) and then fails.
  */
 public final class FailingPrimary extends ForwardingBackend {
     private final AtomicInteger failures;
+    private final AtomicInteger endFailures;
+    private final Runnable beforeEndFailure;
 
     public FailingPrimary(Backend delegate, AtomicInteger failures) {
+        this(delegate, failures, new AtomicInteger(), () -> { });
+    }
+
+    public FailingPrimary(Backend delegate, AtomicInteger failures, AtomicInteger endFailures,
+                          Runnable beforeEndFailure) {
         super(delegate);
         this.failures = failures;
+        this.endFailures = endFailures;
+        this.beforeEndFailure = beforeEndFailure;
     }
 
     @Override
@@ -36,6 +47,9 @@ public final class FailingPrimary extends ForwardingBackend {
                         }
                     } else if (m.getName().equals("create")) {
                         r = failing((PrimaryComm) r);
+                    } else if (m.getName().equals("groupEnd") && refuse(endFailures)) {
+                        beforeEndFailure.run();
+                        throw new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "ncclGroupEnd refused (injected)");
                     }
                     return r;
                 });
@@ -44,11 +58,16 @@ public final class FailingPrimary extends ForwardingBackend {
     private PrimaryComm failing(PrimaryComm comm) {
         return (PrimaryComm) Proxy.newProxyInstance(PrimaryComm.class.getClassLoader(),
                 new Class<?>[] {PrimaryComm.class}, (p, m, a) -> {
-                    if (m.getName().equals("allReduce") && failures.getAndUpdate(f -> Math.max(0, f - 1)) > 0) {
+                    if (m.getName().equals("allReduce") && refuse(failures)) {
                         throw new FlexLinkException(Result.UNHANDLED_CUDA_ERROR, "ncclAllReduce refused (injected)");
                     }
                     return invoke(comm, m, a);
                 });
+    }
+
+    /** Takes one refusal of {@code left}, if any is left. */
+    private static boolean refuse(AtomicInteger left) {
+        return left.getAndUpdate(f -> Math.max(0, f - 1)) > 0;
     }
 
     private static Object invoke(Object target, Method m, Object[] a) throws Throwable {
