@@ -91,7 +91,7 @@ final class GroupLaunch implements AutoCloseable {
                 }
             }
         } catch (RuntimeException | Error e) {
-            discardAfter(e);
+            Groups.keepFirst(e, this::discard); // the discard's failures are added to e
             throw e;
         } finally {
             if (!alone) {
@@ -144,7 +144,7 @@ final class GroupLaunch implements AutoCloseable {
                 life.health.fail(e instanceof FlexLinkException f ? f : new FlexLinkException(Result.INTERNAL_ERROR,
                         "group launch failed: " + e, e));
             }
-            discardAfter(e);
+            Groups.keepFirst(e, this::discard); // the discard's failures are added to e
             throw e;
         } finally {
             forget();
@@ -183,15 +183,6 @@ final class GroupLaunch implements AutoCloseable {
         streams.forget();
         chained = false;
         completed = 0;
-    }
-
-    /** {@link #discard} after {@code cause}, which stays the failure: what the discard throws is added to it. */
-    private void discardAfter(Throwable cause) {
-        try {
-            discard();
-        } catch (RuntimeException | Error e) {
-            cause.addSuppressed(e);
-        }
     }
 
     /** Frees the events that join a group's streams (at teardown, once no stream uses them). */

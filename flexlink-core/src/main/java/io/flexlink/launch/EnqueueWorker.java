@@ -78,7 +78,7 @@ public final class EnqueueWorker implements AutoCloseable {
 
     /** True when a call can be handed over now: a ring slot whose call was joined is free. */
     boolean hasRoom() {
-        return submitted - joined < RING && failure == null && !stopping;
+        return submitted - joined < RING && running();
     }
 
     /** The fork event the next handed-over call records on its caller's stream (only when {@link #hasRoom}). */

@@ -260,8 +260,7 @@ public final class Launcher implements AutoCloseable {
         shares.current(Collective.ALL_TO_ALL, c.bytes(ranks), p.fractions);
         p.token = -1;
         p.captured = c.stream.isCapturing();
-        p.captureKnown = true;
-        c.uncaptured = !p.captured;
+        p.captureKnown = true; // c.uncaptured is not set: an exchange batches no runs (StagedAlgorithms.exchange)
         if (p.captured) {
             for (int i = 0; i < aux.length; i++) {
                 if (!aux[i].capturable()) {

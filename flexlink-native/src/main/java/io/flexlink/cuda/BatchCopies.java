@@ -139,12 +139,10 @@ final class BatchCopies implements AutoCloseable {
             long size = Pointer.sizeof(cudaMemcpy3DBatchOp.class);
             long a = op.address();
             UNSAFE.setMemory(a, OP_BYTES, (byte) 0);
-            op.src().type(cudart.cudaMemcpyOperandTypePointer).op_ptr_ptr(new Pointer() {
-                { address = 0x1111_0000L; }
-            }).op_ptr_rowLength(0x2222).op_ptr_layerHeight(0x3333);
-            op.dst().type(cudart.cudaMemcpyOperandTypePointer).op_ptr_ptr(new Pointer() {
-                { address = 0x4444_0000L; }
-            }).op_ptr_rowLength(0x5555).op_ptr_layerHeight(0x6666);
+            op.src().type(cudart.cudaMemcpyOperandTypePointer).op_ptr_ptr(new RawPointer().set(0x1111_0000L))
+                    .op_ptr_rowLength(0x2222).op_ptr_layerHeight(0x3333);
+            op.dst().type(cudart.cudaMemcpyOperandTypePointer).op_ptr_ptr(new RawPointer().set(0x4444_0000L))
+                    .op_ptr_rowLength(0x5555).op_ptr_layerHeight(0x6666);
             op.extent().width(0x7777).height(0x8888).depth(0x9999);
             op.srcAccessOrder(cudart.cudaMemcpySrcAccessOrderStream).flags(0x0abc);
             boolean ok = size == OP_BYTES

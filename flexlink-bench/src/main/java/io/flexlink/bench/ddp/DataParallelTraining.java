@@ -44,7 +44,7 @@ final class DataParallelTraining {
                         try (Communicator comm = FlexLink.initRank(backend, config, n, id, rank, device)) {
                             comms[rank] = comm;
                             try (RankTrainer t = new RankTrainer(o, backend, comm, rank, device, compiler,
-                                    () -> meet(loaded), () -> meet(done))) {
+                                    () -> meet(loaded, "loaded their kernels"), () -> meet(done, "finished"))) {
                                 return t.run();
                             }
                         } catch (RuntimeException | Error e) {
@@ -66,14 +66,15 @@ final class DataParallelTraining {
         }
     }
 
-    private static void meet(CyclicBarrier barrier) {
+    /** Waits until every rank has {@code what} (a rank that failed breaks the barrier for the others). */
+    private static void meet(CyclicBarrier barrier, String what) {
         try {
             barrier.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while the ranks loaded their kernels", e);
+            throw new IllegalStateException("interrupted while the ranks " + what, e);
         } catch (BrokenBarrierException e) {
-            throw new IllegalStateException("another rank failed before its first collective", e);
+            throw new IllegalStateException("another rank failed before every rank " + what, e);
         }
     }
 

@@ -194,6 +194,18 @@ final class RankTrainer implements AutoCloseable {
 
     @Override
     public void close() {
+        try {
+            // the meeting comes before anything below frees device memory or unloads a module (see allDone)
+            compute.synchronize();
+            if (finished) {
+                allDone.run(); // a rank that failed meets no one: its peers' barrier is broken instead
+            }
+        } finally {
+            release();
+        }
+    }
+
+    private void release() {
         if (buckets != null) {
             buckets.close();
         }
@@ -203,10 +215,6 @@ final class RankTrainer implements AutoCloseable {
             } catch (Exception e) {
                 throw new IllegalStateException("closing the gradient cast", e);
             }
-        }
-        compute.synchronize();
-        if (finished) {
-            allDone.run(); // a rank that failed meets no one: its peers' barrier is broken instead
         }
         if (digest != null) {
             digest.close();
