@@ -18,7 +18,10 @@ import java.util.List;
  * events as the path's flags order it), and then the path itself, out of place and in place (an in-place
  * AllGather has no copy of the rank's own block ahead of its receives). Every figure is the median of
  * repetitions timed by CUDA events, every stream held on a host counter until everything is enqueued; the
- * patterns run in rounds so that drift shows. Usage: {@code PcieGapProbe [reps] [rounds]}.
+ * patterns run in rounds so that drift shows. The handshaken rings carry each side of the handshake by events or
+ * by words that stream memory operations write and wait for, as the path's flags are, or by a mix (which side's
+ * memory operation costs what); then the path at several staging geometries. Usage:
+ * {@code PcieGapProbe [reps] [rounds]}.
  */
 public final class PcieGapProbe {
     private static final long MB = 1 << 20;
@@ -39,7 +42,16 @@ public final class PcieGapProbe {
         CudaMeasurements.backend = backend;
         try (DeviceMemory devA = backend.allocate(0, BYTES); DeviceMemory devB = backend.allocate(0, BYTES);
              PinnedMemory hostA = backend.allocatePinned(BYTES); PinnedMemory hostB = backend.allocatePinned(BYTES);
-             PinnedMemory ring = backend.allocatePinned(64 * MB); HostGate gate = new HostGate(backend)) {
+             PinnedMemory ring = backend.allocatePinned(128 * MB); PinnedMemory hostWords = backend.allocatePinned(MB);
+             DeviceMemory deviceMemory = backend.allocate(0, MB); HostGate gate = new HostGate(backend)) {
+            for (long w = 0; w < MB; w += 4) {
+                hostWords.writeCounter(w, 0);
+            }
+            PinnedMemory deviceWords = new DeviceWords(deviceMemory);
+            try (RuntimeStream s = backend.createStream(0, "probe.zero")) {
+                s.copy(deviceMemory.address(), hostWords.deviceAddress(), MB);
+                s.synchronize();
+            }
             CudaMeasurements.randomize(devA.address(), BYTES, 1);
             long d2hDst = hostA.deviceAddress();
             long h2dSrc = hostB.deviceAddress();
@@ -58,16 +70,25 @@ public final class PcieGapProbe {
                         chunked(2, 8 * MB, devA, devB, d2hDst, h2dSrc));
                 p.report("D2H + H2D, 8M copies, 1 stream each, 4-slot ring", 2, ringed(1, devA, devB, ring));
                 p.report("D2H + H2D, 8M copies, 2 streams each, 4-slot rings", 4, ringed(2, devA, devB, ring));
-                for (long chunk : new long[] {8 * MB, 2 * MB}) {
-                    p.reportHandshake("2 x 2 rings of " + chunk / MB + "M slots, each read after its write (events)",
-                            chunk, devA, devB, ring);
+                for (Sync full : Sync.values()) {
+                    Sync free = full == Sync.DEVICE ? Sync.DEVICE : Sync.HOST;
+                    p.reportHandshake("2 x 2 rings of 8M slots, full: " + full + ", free: " + free, 8 * MB, full,
+                            free, devA, devB, ring, hostWords, deviceWords);
                 }
-                for (Collective c : new Collective[] {Collective.ALL_GATHER, Collective.ALL_REDUCE}) {
-                    for (boolean inPlace : new boolean[] {false, true}) {
-                        double ms = CudaMeasurements.pcieMillis(c, BYTES, "8M", 4, true, inPlace)[0];
-                        long perDirection = c == Collective.ALL_GATHER ? BYTES : 2 * BYTES;
-                        System.out.printf("%-64s %8.3f %8.1f%n", "the path, " + c + (inPlace ? " in place" : "")
-                                + ", 8M x 4 slots, gated", ms, perDirection / ms / 1e6);
+                for (Sync full : new Sync[] {Sync.EVENT, Sync.HOST}) {
+                    p.reportHandshake("2 x 2 rings of 16M slots, full: " + full + ", free: HOST", 16 * MB, full,
+                            Sync.HOST, devA, devB, ring, hostWords, deviceWords);
+                }
+                for (String geometry : new String[] {"8M:4", "16M:2", "16M:4", "12M:4"}) {
+                    String[] g = geometry.split(":");
+                    for (Collective c : new Collective[] {Collective.ALL_GATHER, Collective.ALL_REDUCE}) {
+                        for (boolean inPlace : new boolean[] {false, true}) {
+                            double ms = CudaMeasurements.pcieMillis(c, BYTES, g[0], Integer.parseInt(g[1]), true,
+                                    inPlace)[0];
+                            long perDirection = c == Collective.ALL_GATHER ? BYTES : 2 * BYTES;
+                            System.out.printf("%-64s %8.3f %8.1f%n", "the path, " + c + (inPlace ? " in place" : "")
+                                    + ", " + g[0] + " x " + g[1] + " slots, gated", ms, perDirection / ms / 1e6);
+                        }
                     }
                 }
                 p.close();
@@ -113,13 +134,89 @@ public final class PcieGapProbe {
         return copies;
     }
 
+    /**
+     * How one side of a ring's handshake is carried: an event; a word in pinned host memory (or in device memory)
+     * written and waited for by stream memory operations, as the path's flags are; the host word and an event, the
+     * reader waiting for the event (what the write costs the writer's stream); an event that a stream aside waits
+     * for before it writes the host word (what the wait for a word costs the reader).
+     */
+    private enum Sync {
+        EVENT, HOST, DEVICE, HOST_AND_EVENT, EVENT_THEN_HOST;
+
+        void signal(RuntimeStream s, RuntimeStream aside, RuntimeEvent e, PinnedMemory host, PinnedMemory device,
+                    long word, int v) {
+            switch (this) {
+                case EVENT -> s.record(e);
+                case HOST -> s.writeValue32(host, word, v);
+                case DEVICE -> s.writeValue32(device, word, v);
+                case HOST_AND_EVENT -> {
+                    s.writeValue32(host, word, v);
+                    s.record(e);
+                }
+                case EVENT_THEN_HOST -> {
+                    s.record(e);
+                    aside.waitEvent(e);
+                    aside.writeValue32(host, word, v);
+                }
+                default -> throw new IllegalStateException(name());
+            }
+        }
+
+        void await(RuntimeStream s, RuntimeEvent e, PinnedMemory host, PinnedMemory device, long word, int v) {
+            switch (this) {
+                case EVENT, HOST_AND_EVENT -> s.waitEvent(e);
+                case DEVICE -> s.waitValue32(device, word, v);
+                default -> s.waitValue32(host, word, v);
+            }
+        }
+    }
+
+    /** Device memory seen through {@link PinnedMemory}, so that stream memory operations can name words in it. */
+    private record DeviceWords(DeviceMemory memory) implements PinnedMemory {
+        @Override
+        public long hostAddress() {
+            throw new UnsupportedOperationException("device words have no host address");
+        }
+
+        @Override
+        public long deviceAddress() {
+            return memory.address();
+        }
+
+        @Override
+        public long byteSize() {
+            return memory.byteSize();
+        }
+
+        @Override
+        public String name() {
+            return "probe.deviceWords";
+        }
+
+        @Override
+        public int readCounter(long offset) {
+            throw new UnsupportedOperationException("device words are not read from the host");
+        }
+
+        @Override
+        public void writeCounter(long offset, int value) {
+            throw new UnsupportedOperationException("device words are not written from the host");
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
     /** Streams and events for one round of patterns. */
     private static final class Probe implements AutoCloseable {
         private final CudaBackend backend;
         private final HostGate gate;
         private final int reps;
-        private final RuntimeStream[] streams = new RuntimeStream[4];
-        private final RuntimeEvent[] done = new RuntimeEvent[4];
+        private final RuntimeStream[] streams = new RuntimeStream[6];
+        private final RuntimeEvent[] done = new RuntimeEvent[6];
+        /** Raised before each run of a pattern: the value that host-word handshakes wait for and write. */
+        private int round;
         private final RuntimeEvent start;
         private final RuntimeEvent end;
 
@@ -176,11 +273,13 @@ public final class PcieGapProbe {
         }
 
         /**
-         * The 2 x 2 rings with the path's order and no flags: the reader of item {@code k} waits for its write
-         * (an event), the writer of item {@code k} for the read of item {@code k - 4} (the slot's last use).
-         * Smaller slots keep each read nearer its write in time, and in the host's caches if those hold it.
+         * The 2 x 2 rings with the path's order: the reader of item {@code k} waits for its write ({@code full}),
+         * the writer of item {@code k} for the read of item {@code k - 4}, the slot's last use ({@code free}).
+         * Host and device words hold a word per item, set to a value raised for every run, so that no word needs
+         * a reset. Larger slots halve the handshakes and lengthen the pipeline's fill and drain.
          */
-        void reportHandshake(String name, long chunk, DeviceMemory devA, DeviceMemory devB, PinnedMemory ring) {
+        void reportHandshake(String name, long chunk, Sync full, Sync free, DeviceMemory devA, DeviceMemory devB,
+                             PinnedMemory ring, PinnedMemory hostWords, PinnedMemory deviceWords) {
             int items = (int) (BYTES / 2 / chunk);
             RuntimeEvent[][] written = new RuntimeEvent[2][items];
             RuntimeEvent[][] read = new RuntimeEvent[2][items];
@@ -190,20 +289,24 @@ public final class PcieGapProbe {
                     read[r][k] = backend.createEvent(0, false);
                 }
             }
-            double ms = time(4, () -> {
+            double ms = time(6, () -> {
+                int v = ++round;
                 for (int k = 0; k < items; k++) {
                     for (int r = 0; r < 2; r++) {
                         long slot = ring.deviceAddress() + (r * 4L + k % 4) * chunk;
                         long at = (r * (long) items + k) * chunk;
+                        long writtenWord = 8L * (r * items + k);
+                        RuntimeStream writer = streams[r];
+                        RuntimeStream reader = streams[2 + (r + 1) % 2];
                         if (k >= 4) {
-                            streams[r].waitEvent(read[r][k - 4]);
+                            free.await(writer, read[r][k - 4], hostWords, deviceWords, 8L * (r * items + k - 4) + 4,
+                                    v);
                         }
-                        streams[r].copy(slot, devA.address() + at, chunk);
-                        streams[r].record(written[r][k]);
-                        int reader = 2 + (r + 1) % 2;
-                        streams[reader].waitEvent(written[r][k]);
-                        streams[reader].copy(devB.address() + at, slot, chunk);
-                        streams[reader].record(read[r][k]);
+                        writer.copy(slot, devA.address() + at, chunk);
+                        full.signal(writer, streams[4 + r], written[r][k], hostWords, deviceWords, writtenWord, v);
+                        full.await(reader, written[r][k], hostWords, deviceWords, writtenWord, v);
+                        reader.copy(devB.address() + at, slot, chunk);
+                        free.signal(reader, null, read[r][k], hostWords, deviceWords, writtenWord + 4, v);
                     }
                 }
             });
