@@ -28,6 +28,7 @@ import io.flexlink.validate.Validator;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.DoubleSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -91,10 +92,11 @@ public final class FlexCommunicator extends ParentCommunicator {
         this.watch = life.watch;
         GroupLaunch phases = new GroupLaunch(backend, device, launcher, grouped, life, hasPrimary);
         life.teardown.then(phases);
+        DoubleSupplier estimate = () -> GroupEstimate.seconds(grouped, shares, size);
         this.member = new GroupMember(() -> phases.primary(false), () -> phases.auxiliary(false), this::underCallLock,
-                () -> GroupEstimate.seconds(grouped, shares, size), phases::discard, launcher::releaseHeld);
+                estimate, phases::discard, launcher::releaseHeld);
         this.alone = new GroupMember(() -> phases.primary(true), () -> phases.auxiliary(true), this::underCallLock,
-                () -> GroupEstimate.seconds(grouped, shares, size), phases::discard, () -> { });
+                estimate, phases::discard, () -> { });
         life.teardown.then(launcher);
         life.teardown.then(timer);
         life.teardown.then(watch);

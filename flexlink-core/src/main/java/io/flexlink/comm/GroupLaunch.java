@@ -37,8 +37,6 @@ final class GroupLaunch implements AutoCloseable {
     private final GroupStreams streams;
     /** Whether this group's collectives are chained (planned in phase 1, launched one after another in phase 3). */
     private boolean chained;
-    /** How many of the group's first calls phase 3 is done with (a discard leaves those alone). */
-    private int completed;
 
     GroupLaunch(Backend backend, int device, Launcher launcher, GroupedCalls grouped, CommLifecycle life,
                 boolean hasPrimary) {
@@ -105,6 +103,8 @@ final class GroupLaunch implements AutoCloseable {
         if (!alone) {
             lock.lock();
         }
+        // how many of the group's first calls this phase is done with: a failure's discard leaves those alone
+        int completed = 0;
         try {
             // aborted since phase 1 (watchdog, lost peer): the paths may be torn down already
             if (grouped.isEmpty() || life.teardown.done() || life.aborted() || life.abortRequested()) {
@@ -144,7 +144,8 @@ final class GroupLaunch implements AutoCloseable {
                 life.health.fail(e instanceof FlexLinkException f ? f : new FlexLinkException(Result.INTERNAL_ERROR,
                         "group launch failed: " + e, e));
             }
-            Groups.keepFirst(e, this::discard); // the discard's failures are added to e
+            int from = completed;
+            Groups.keepFirst(e, () -> discardFrom(from)); // the discard's failures are added to e
             throw e;
         } finally {
             forget();
@@ -160,6 +161,11 @@ final class GroupLaunch implements AutoCloseable {
      * teardown, only forgets.
      */
     void discard() {
+        discardFrom(0);
+    }
+
+    /** {@link #discard()} of the group's calls from the {@code from}-th on (those before it were launched). */
+    private void discardFrom(int from) {
         try {
             if (life.teardown.done()) {
                 // aborted since phase 1: the launcher's parts are closed (and its enqueue thread stopped), so there is
@@ -167,7 +173,7 @@ final class GroupLaunch implements AutoCloseable {
                 return;
             }
             Throwable first = null;
-            for (int i = completed; i < grouped.size(); i++) {
+            for (int i = from; i < grouped.size(); i++) {
                 CallPlan p = grouped.get(i);
                 first = Groups.keepFirst(first, () -> launcher.discard(p));
             }
@@ -182,7 +188,6 @@ final class GroupLaunch implements AutoCloseable {
         grouped.clear();
         streams.forget();
         chained = false;
-        completed = 0;
     }
 
     /** Frees the events that join a group's streams (at teardown, once no stream uses them). */

@@ -25,8 +25,9 @@ final class GroupStreams implements AutoCloseable {
      * join (one stream, or one of them being captured), and after the group.
      */
     private final List<RuntimeStream> streams = new ArrayList<>();
-    /** One per stream position, grown on demand; the last one links chained calls. */
+    /** One per stream position, grown on demand, for the joins at the group's start and end. */
     private final List<RuntimeEvent> events = new ArrayList<>();
+    /** Orders one chained call's stream after the previous one's; created by the first link. */
     private RuntimeEvent link;
 
     GroupStreams(Backend backend, int device) {

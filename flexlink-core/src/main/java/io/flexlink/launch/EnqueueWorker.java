@@ -128,7 +128,7 @@ public final class EnqueueWorker implements AutoCloseable {
 
     private void awaitEnqueued(long count) {
         long start = System.nanoTime();
-        while (enqueued < count && !stopping && failure == null) {
+        while (enqueued < count && running()) {
             if (System.nanoTime() - start < SPIN_NANOS) {
                 Thread.onSpinWait();
             } else {

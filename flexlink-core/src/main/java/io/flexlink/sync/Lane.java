@@ -157,7 +157,11 @@ public final class Lane {
         }
     }
 
-    /** The flag batch and its deferred wait, which come before a copy held now (held copies stay held). */
+    /**
+     * Before a copy is held: a pending flag batch or deferred wait is enqueued first, behind the copies held before
+     * it (they were added earlier, so they go first); with neither pending, the held copies stay held and the new
+     * one joins their batch.
+     */
     private void flushBatch() {
         if (!pending.isEmpty() || deferred != null) {
             flush();

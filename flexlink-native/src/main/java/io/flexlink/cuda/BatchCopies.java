@@ -138,7 +138,7 @@ final class BatchCopies implements AutoCloseable {
         try (cudaMemcpy3DBatchOp op = new cudaMemcpy3DBatchOp(1)) {
             long size = Pointer.sizeof(cudaMemcpy3DBatchOp.class);
             long a = op.address();
-            UNSAFE.setMemory(a, OP_BYTES, (byte) 0);
+            UNSAFE.setMemory(a, size, (byte) 0); // the presets' size: the check below refuses any other
             op.src().type(cudart.cudaMemcpyOperandTypePointer).op_ptr_ptr(new RawPointer().set(0x1111_0000L))
                     .op_ptr_rowLength(0x2222).op_ptr_layerHeight(0x3333);
             op.dst().type(cudart.cudaMemcpyOperandTypePointer).op_ptr_ptr(new RawPointer().set(0x4444_0000L))
