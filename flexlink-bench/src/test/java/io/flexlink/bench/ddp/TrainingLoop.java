@@ -19,8 +19,8 @@ import java.util.concurrent.Future;
 /**
  * Runs {@link DataParallelTrainingGpuTest}'s two-rank case (two ranks sharing GPU 0, the PCIe path carrying every
  * bucket) again and again in one JVM, to catch a rare hang where it happens. Should an iteration run past
- * {@code limitSeconds}, the words of every staging area the backend shares between the ranks, the streams that still
- * have work and every thread's stack are printed, and the JVM halts with status 3. The communicators' timeout is {@code timeout}, longer than the
+ * {@code limitSeconds}, the words of every staging area the backend shares between the ranks (before and after the
+ * stacks, so that a word still moving shows), the streams that still have work and every thread's stack are printed, and the JVM halts with status 3. The communicators' timeout is {@code timeout}, longer than the
  * limit, so that the words are read before any abort writes over them. Usage:
  * {@code TrainingLoop [iterations] [timeout] [limitSeconds]}; a GPU bench, run by no test.
  */
@@ -78,7 +78,10 @@ public final class TrainingLoop {
         guard.interrupt();
     }
 
-    /** {@link DataParallelTraining#inProcess} for two ranks, keeping the backend where the guard can read it. */
+    /**
+     * {@link DataParallelTraining#inProcess} for two ranks, keeping the backend where the guard can read it (a near-copy
+     * of it, without its abort of the peers on a failure: the example's code is left as the GPU suite ran it).
+     */
     private static List<RankResult> twoRanks(TrainOptions o) throws Exception {
         FlexLinkConfig config = o.config();
         try (Backend backend = FlexLink.openBackend(config)) {
